@@ -1,0 +1,1 @@
+"""Symbolic re-derivations (SymPy) of the audited papers' closed forms, one package per paper."""

@@ -1,0 +1,124 @@
+"""What a check uses: the ``claim`` and ``discrepancy`` markers and the ``audit`` recorder.
+
+A check is a test that names one registered claim::
+
+    @claim("RG-16.Rcol")
+    def test_rcol(audit):
+        ours = derive_rcol()
+        audit.ours(ours)                       # printed to 50 significant digits
+        audit.evidence("SymPy minimisation of ...; tolerance ...")
+        assert rounds_to(ours, "0.5947152")
+
+``@claim(id, reading="...")`` marks a check that holds under a stated
+reconstruction; ``@discrepancy(id, reason="...")`` marks a finding: the test asserts
+the paper's claim and is a strict xfail, so the suite notices the day it holds.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import mpmath
+import pytest
+import sympy
+
+
+def claim(claim_id: str, *, reading: str | None = None):
+    """Mark a check of ``claim_id``; ``reading`` states a reconstruction the check relies on."""
+    return pytest.mark.claim(claim_id, reading=reading)
+
+
+def discrepancy(claim_id: str, *, reason: str, reading: str | None = None):
+    """Mark a check whose assertion (the paper's claim) fails: a strict xfail carrying the evidence."""
+
+    def deco(fn):
+        fn = pytest.mark.xfail(strict=True, reason=reason)(fn)
+        return pytest.mark.claim(claim_id, reading=reading, discrepancy=reason)(fn)
+
+    return deco
+
+
+def format_value(value, digits: int = 50) -> str:
+    """A value as report text: numbers to ``digits`` significant digits, exact ones kept exact.
+
+    >>> format_value(sympy.pi, 10)
+    '3.141592654'
+    >>> format_value(sympy.Rational(1, 3), 5)
+    '1/3 = 0.33333'
+    >>> format_value(0.5)
+    '0.5'
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, (int, Fraction, sympy.Integer)):
+        return str(value)
+    if isinstance(value, sympy.Rational):
+        return f"{value} = {mpmath.nstr(mpmath.mpf(value.p) / value.q, digits)}" if value.q != 1 else str(value)
+    if isinstance(value, sympy.Basic):
+        if value.is_number:
+            return sympy.N(value, digits).__str__().rstrip("0").rstrip(".") if value.is_real else str(sympy.N(value, digits))
+        return sympy.sstr(value)
+    if isinstance(value, mpmath.ctx_iv.ivmpf):
+        return f"[{mpmath.nstr(mpmath.mpf(value.a), digits)}, {mpmath.nstr(mpmath.mpf(value.b), digits)}]"
+    if isinstance(value, mpmath.mpf):
+        return mpmath.nstr(value, digits)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(format_value(v, digits) for v in value) + "]"
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {format_value(v, digits)}" for k, v in value.items())
+    return str(value)
+
+
+class Audit:
+    """Collects what one check found: our value(s) and the evidence sentence."""
+
+    def __init__(self, claim_id: str | None):
+        self.claim_id = claim_id
+        self.values: list[str] = []
+        self.notes: list[str] = []
+
+    def ours(self, value, digits: int = 50, label: str | None = None) -> None:
+        """Record our value (numbers to ``digits`` significant digits)."""
+        text = format_value(value, digits)
+        self.values.append(f"{label} = {text}" if label else text)
+
+    def evidence(self, text: str) -> None:
+        """Record how our value was obtained and the tolerance used (one or two sentences)."""
+        self.notes.append(text.strip())
+
+
+def rounds_to(ours, quoted: str) -> bool:
+    """True when ``ours`` rounded to the digits of ``quoted`` gives ``quoted``.
+
+    Trailing ``...`` in the quote means truncation: ours must start with those digits.
+
+    >>> rounds_to(mpmath.mpf('0.58662'), '0.587')
+    True
+    >>> rounds_to(mpmath.mpf('0.5947152'), '0.5947152...')
+    True
+    >>> rounds_to(mpmath.mpf('0.5865'), '0.587')
+    False
+    """
+    q = quoted.strip()
+    truncated = q.endswith("...")
+    q = q.rstrip(".") if truncated else q
+    mant = q.lstrip("-+")
+    if "e" in mant.lower():
+        base, _, _ = mant.lower().partition("e")
+        decimals_in_base = len(base.split(".")[1]) if "." in base else 0
+        exponent = int(mant.lower().split("e")[1])
+        scale = -decimals_in_base + exponent
+    else:
+        scale = -(len(mant.split(".")[1]) if "." in mant else 0)
+    with mpmath.workdps(60):
+        x = mpmath.mpf(ours) if not isinstance(ours, sympy.Basic) else mpmath.mpf(sympy.N(ours, 60))
+        target = mpmath.mpf(q)
+        unit = mpmath.mpf(10) ** scale
+        if truncated:
+            lo, hi = (target, target + unit) if target >= 0 else (target - unit, target)
+            return bool(lo <= x < hi)
+        return bool(abs(x - target) <= unit / 2)

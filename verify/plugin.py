@@ -1,0 +1,136 @@
+"""pytest plugin: options, the ``audit`` fixture, verdict collection and the report.
+
+Loaded from the repository's root ``conftest.py``. It is inert for runs that collect
+no claim-marked check (``pytest tests``), so the report is written only by the audit.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from .audit import Audit
+from .registry import load_registry
+from .report import VERDICTS, CheckResult, build_report, write_report
+
+_STATE_KEY = pytest.StashKey[dict]()
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("audit", "paper audit")
+    group.addoption("--report-dir", default="verify-report", help="where report.md and report.json go (default: verify-report)")
+    group.addoption(
+        "--full",
+        action="store_true",
+        default=False,
+        help="paper-scale simulations (also AUDIT_PROFILE=full); default is the quick profile",
+    )
+
+
+def audit_profile(config) -> str:
+    """``full`` when ``--full`` or ``AUDIT_PROFILE=full``, else ``quick``."""
+    env = os.environ.get("AUDIT_PROFILE", "quick").strip().lower()
+    if env not in ("quick", "full"):
+        raise pytest.UsageError(f"AUDIT_PROFILE must be 'quick' or 'full', got {env!r}")
+    return "full" if config.getoption("--full") or env == "full" else "quick"
+
+
+def pytest_configure(config):
+    config.stash[_STATE_KEY] = {"results": {}, "audits": {}, "claims_seen": False}
+
+
+def _claim_mark(item):
+    return item.get_closest_marker("claim")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    registry = load_registry()
+    unknown = []
+    for item in items:
+        mark = _claim_mark(item)
+        if mark is None:
+            continue
+        config.stash[_STATE_KEY]["claims_seen"] = True
+        if not mark.args or mark.args[0] not in registry:
+            unknown.append(f"{item.nodeid} names {mark.args[0] if mark.args else '(nothing)'}")
+    if unknown:
+        raise pytest.UsageError("checks name unregistered claims:\n  " + "\n  ".join(unknown))
+
+
+@pytest.fixture
+def audit(request) -> Audit:
+    """Recorder for our value and the evidence of the claim this check names."""
+    mark = request.node.get_closest_marker("claim")
+    rec = Audit(mark.args[0] if mark else None)
+    request.config.stash[_STATE_KEY]["audits"][request.node.nodeid] = rec
+    return rec
+
+
+@pytest.fixture(scope="session")
+def profile(request) -> str:
+    """The audit profile: ``quick`` (default, CI) or ``full`` (paper scale)."""
+    return audit_profile(request.config)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    mark = _claim_mark(item)
+    if mark is None:
+        return report
+    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+        if report.when == "setup" and report.outcome == "passed":
+            return report
+        if hasattr(report, "wasxfail"):
+            outcome = "xfailed" if report.skipped else "xpassed"
+        elif report.skipped:
+            outcome = "skipped"
+        else:
+            outcome = report.outcome
+        state = item.config.stash[_STATE_KEY]
+        rec = state["audits"].get(item.nodeid) or Audit(mark.args[0])
+        message = ""
+        if report.failed and call.excinfo is not None:
+            message = call.excinfo.exconly().splitlines()[0][:300]
+        if outcome == "xpassed":
+            message = "the paper's claim now holds: revisit this discrepancy"
+        state["results"][item.nodeid] = CheckResult(
+            nodeid=item.nodeid,
+            claim_id=mark.args[0],
+            outcome=outcome,
+            reading=mark.kwargs.get("reading"),
+            discrepancy=mark.kwargs.get("discrepancy"),
+            values=list(rec.values),
+            notes=list(rec.notes),
+            message=message,
+        )
+    return report
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    state = config.stash[_STATE_KEY]
+    if not state["claims_seen"]:
+        return
+    root = Path(config.rootpath)
+    report = build_report(load_registry(), list(state["results"].values()), audit_profile(config), root)
+    out_dir = Path(config.getoption("--report-dir"))
+    if not out_dir.is_absolute():
+        out_dir = Path(config.invocation_params.dir) / out_dir
+    json_path, md_path = write_report(report, out_dir)
+    tr = terminalreporter
+    tr.section("paper audit")
+    width = max(len(p) for p in report["summary"])
+    tr.write_line(f"{'paper':<{width}}  " + "  ".join(f"{v:>17}" for v in VERDICTS))
+    for paper, counts in report["summary"].items():
+        if counts:
+            tr.write_line(f"{paper:<{width}}  " + "  ".join(f"{counts.get(v, 0):>17}" for v in VERDICTS))
+    flagged = [c for c in report["claims"] if c["verdict"] in ("discrepancy", "check-failed")]
+    if flagged:
+        tr.write_line("")
+        tr.write_line("discrepancies and failed checks:")
+        for c in flagged:
+            tr.write_line(f"  {c['id']} [{c['verdict']}] paper: {c['paper_value']} | ours: {c['ours'][:120]}")
+    tr.write_line("")
+    tr.write_line(f"report: {md_path}  {json_path}")

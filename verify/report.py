@@ -1,0 +1,166 @@
+"""Turn check outcomes into verdicts per claim and write the audit report.
+
+Verdicts (see DESIGN.md):
+
+- ``confirmed``: every check of the claim passed;
+- ``confirmed-reading``: passed, with at least one check relying on a stated reading;
+- ``discrepancy``: a check is a strict xfail asserting the paper's claim;
+- ``unverifiable``: the registry says why the claim cannot be checked;
+- ``check-failed``: a check failed (a regression: the audit run is red);
+- ``not-run``: the claim's checks were deselected or skipped in this run.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .registry import PAPERS, Claim
+
+VERDICTS = ("confirmed", "confirmed-reading", "discrepancy", "unverifiable", "check-failed", "not-run")
+
+
+@dataclass
+class CheckResult:
+    nodeid: str
+    claim_id: str
+    outcome: str  # passed | failed | xfailed | xpassed | skipped
+    reading: str | None = None
+    discrepancy: str | None = None
+    values: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    message: str = ""
+
+
+def verdict_for(claim: Claim, checks: list[CheckResult]) -> str:
+    """The claim's verdict from its registry entry and the outcomes of its checks."""
+    if claim.unverifiable:
+        return "unverifiable"
+    ran = [c for c in checks if c.outcome != "skipped"]
+    if not ran:
+        return "not-run"
+    if any(c.outcome in ("failed", "xpassed") for c in ran):
+        return "check-failed"
+    if any(c.outcome == "xfailed" for c in ran):
+        return "discrepancy"
+    if any(c.reading for c in ran):
+        return "confirmed-reading"
+    return "confirmed"
+
+
+def _git_revision(root: Path) -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
+        )
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def build_report(registry: dict[str, Claim], results: list[CheckResult], profile: str, root: Path) -> dict:
+    """The report as a JSON-ready dict with a top-level ``claims`` list."""
+    by_claim: dict[str, list[CheckResult]] = {}
+    for r in results:
+        by_claim.setdefault(r.claim_id, []).append(r)
+    claims = []
+    for cid in sorted(registry, key=_sort_key):
+        c = registry[cid]
+        checks = by_claim.get(cid, [])
+        verdict = verdict_for(c, checks)
+        readings = sorted({r.reading for r in checks if r.reading})
+        evidence = " ".join(n for r in checks for n in r.notes)
+        if c.unverifiable:
+            evidence = c.unverifiable
+        discrepancies = sorted({r.discrepancy for r in checks if r.discrepancy and r.outcome == "xfailed"})
+        if verdict == "check-failed":
+            evidence = (evidence + " CHECK FAILED: " + "; ".join(r.message for r in checks if r.message)).strip()
+        claims.append(
+            {
+                "id": cid,
+                "paper": c.paper,
+                "where": c.where,
+                "statement": c.statement,
+                "kind": c.kind,
+                "paper_value": c.paper_value,
+                "ours": "; ".join(v for r in checks for v in r.values),
+                "verdict": verdict,
+                "reading": " ".join(readings),
+                "discrepancy": " ".join(discrepancies),
+                "evidence": evidence,
+                "checks": [f"{r.nodeid} [{r.outcome}]" for r in checks],
+            }
+        )
+    summary = {p: dict(Counter(x["verdict"] for x in claims if x["paper"] == p)) for p in PAPERS}
+    return {
+        "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "profile": profile,
+        "git_revision": _git_revision(root),
+        "summary": summary,
+        "claims": claims,
+    }
+
+
+def _sort_key(cid: str):
+    return [int(p) if p.isdigit() else p for p in cid.replace("-", ".").split(".")]
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(report: dict) -> str:
+    """A person-readable report.md: summary per paper, discrepancies, then every claim."""
+    lines = [
+        "# Audit report",
+        "",
+        f"Generated {report['generated']} (profile `{report['profile']}`, revision `{report['git_revision']}`).",
+        "",
+        "## Summary",
+        "",
+        "| paper | " + " | ".join(VERDICTS) + " |",
+        "|---|" + "---|" * len(VERDICTS),
+    ]
+    for paper, counts in report["summary"].items():
+        if counts:
+            lines.append(f"| {paper} | " + " | ".join(str(counts.get(v, 0)) for v in VERDICTS) + " |")
+    flagged = [c for c in report["claims"] if c["verdict"] in ("discrepancy", "check-failed")]
+    lines += ["", "## Discrepancies and failed checks", ""]
+    if not flagged:
+        lines.append("None.")
+    for c in flagged:
+        lines.append(f"- **{c['id']}** ({c['where']}): paper `{c['paper_value']}`, ours `{c['ours']}`. {c['discrepancy'] or c['evidence']}")
+    for paper in PAPERS:
+        rows = [c for c in report["claims"] if c["paper"] == paper]
+        if not rows:
+            continue
+        lines += ["", f"## {paper}: {PAPERS[paper]}", ""]
+        for c in rows:
+            lines += [
+                f"### {c['id']} — {c['verdict']}",
+                "",
+                f"- where: {c['where']} ({c['kind']})",
+                f"- statement: {_md_escape(c['statement'])}",
+                f"- paper: `{_md_escape(c['paper_value'])}`",
+                f"- ours: `{_md_escape(c['ours']) or '—'}`",
+            ]
+            if c["reading"]:
+                lines.append(f"- reading: {_md_escape(c['reading'])}")
+            if c["discrepancy"]:
+                lines.append(f"- discrepancy: {_md_escape(c['discrepancy'])}")
+            lines += [f"- evidence: {_md_escape(c['evidence']) or '—'}", ""]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(report: dict, directory: Path) -> tuple[Path, Path]:
+    """Write report.json and report.md into ``directory`` (created if needed)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    j = directory / "report.json"
+    m = directory / "report.md"
+    j.write_text(json.dumps(report, indent=2) + "\n")
+    m.write_text(render_markdown(report))
+    return j, m
