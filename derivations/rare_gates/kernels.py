@@ -4,6 +4,8 @@ Inputs X are uniform on the disk of radius ``disk_radius()``; the hidden units a
 bias-free ReLUs sigma(w^T x). Everything here is integrated from those definitions.
 """
 
+from functools import lru_cache
+
 import sympy as sp
 
 from .symbols import phi, rho, t
@@ -11,6 +13,7 @@ from .symbols import phi, rho, t
 PI = sp.pi
 
 
+@lru_cache(maxsize=None)
 def disk_radius() -> sp.Expr:
     """Radius of the input disk fixed by E|X|^2 = 2 (Section 3).
 
@@ -37,6 +40,7 @@ def disk_expectation(integrand_polar: sp.Expr) -> sp.Expr:
     return sp.simplify(density * sp.integrate(inner, (phi, -PI, PI)))
 
 
+@lru_cache(maxsize=None)
 def gaussian_radial_second_moment() -> sp.Expr:
     """E R^2 for X ~ N(0, I_2): the Rayleigh law gives 2, the same as the disk (Section 3).
 
@@ -46,6 +50,7 @@ def gaussian_radial_second_moment() -> sp.Expr:
     return sp.integrate(rho**2 * rho * sp.exp(-rho**2 / 2), (rho, 0, sp.oo))
 
 
+@lru_cache(maxsize=None)
 def J_kernel() -> sp.Expr:
     """J(t) = E[sigma(u^T X) sigma(v^T X)] for unit u, v at angle t in [0, pi] (Appendix 14).
 
@@ -61,6 +66,7 @@ def J_kernel() -> sp.Expr:
     return sp.simplify(sp.expand_trig(radial * angular))
 
 
+@lru_cache(maxsize=None)
 def g_kernel() -> sp.Expr:
     """g(t) = -J'(t) (Appendix 14).
 
@@ -70,6 +76,7 @@ def g_kernel() -> sp.Expr:
     return sp.simplify(-sp.diff(J_kernel(), t))
 
 
+@lru_cache(maxsize=None)
 def q_constant() -> sp.Expr:
     """q = E[sigma(e1^T X) |X|], the overlap of one unit with the radial target (Section 4).
 
@@ -82,7 +89,8 @@ def q_constant() -> sp.Expr:
     return sp.simplify(radial * angular)
 
 
-def gated_second_moment() -> sp.Matrix:
+@lru_cache(maxsize=None)
+def gated_second_moment() -> sp.ImmutableMatrix:
     """E[1{X_1 > 0} X X^T]: the common-gate Gram matrix (Section 4, Eq. (8)).
 
     >>> gated_second_moment()
@@ -93,10 +101,11 @@ def gated_second_moment() -> sp.Matrix:
     c = disk_radius()
     radial = sp.integrate(rho**2 * rho, (rho, 0, c)) / (PI * c**2)
     e = [sp.cos(phi), sp.sin(phi)]
-    return sp.Matrix(2, 2, lambda i, j: sp.simplify(radial * sp.integrate(e[i] * e[j], (phi, -PI / 2, PI / 2))))
+    return sp.ImmutableMatrix(2, 2, lambda i, j: sp.simplify(radial * sp.integrate(e[i] * e[j], (phi, -PI / 2, PI / 2))))
 
 
-def gated_radial_moment() -> sp.Matrix:
+@lru_cache(maxsize=None)
+def gated_radial_moment() -> sp.ImmutableMatrix:
     """E[1{X_1 > 0} |X| X] = q e1 (Section 4, Eq. (8)).
 
     >>> gated_radial_moment()
@@ -107,4 +116,4 @@ def gated_radial_moment() -> sp.Matrix:
     c = disk_radius()
     radial = sp.integrate(rho * rho * rho, (rho, 0, c)) / (PI * c**2)
     e = [sp.cos(phi), sp.sin(phi)]
-    return sp.Matrix(2, 1, lambda i, _: sp.simplify(radial * sp.integrate(e[i], (phi, -PI / 2, PI / 2))))
+    return sp.ImmutableMatrix(2, 1, lambda i, _: sp.simplify(radial * sp.integrate(e[i], (phi, -PI / 2, PI / 2))))

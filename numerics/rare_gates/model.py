@@ -12,7 +12,7 @@ near pi the kernel is evaluated from s = pi - t (split into a double-double pi) 
 series, and the Cartesian kernel uses ``atan2`` and ``x - atan(x)`` by series.
 
 >>> round(float(J(0.0)), 15), round(float(g(np.pi / 2)), 15)
-(0.5, 0.125)
+(0.5, 0.25)
 >>> source_risk(np.array([0.0, 0.0, 1.0, 0.0, 0.0, 1.0]))
 0.25
 """

@@ -1,0 +1,126 @@
+"""Constants of the rare-gates paper to any precision, each with a certified enclosure.
+
+Usage::
+
+    python -m numerics.rare_gates.constants [--lam 1/20] [--digits 50] [--format text|json]
+
+Every value is the SymPy expression derived in :mod:`derivations.rare_gates` (kernels,
+risk), evaluated with mpmath at ``digits`` significant digits plus guard digits; the
+enclosure evaluates the same expression in interval arithmetic (``mpmath.iv``), so the
+exact constant lies inside it. ``delta_star`` (the separation at which the best risk at
+fixed angle reaches 0.4, a root) is enclosed by certified bisection on a bracket where
+the interval sign of R_min - 0.4 is known; J is strictly decreasing, so R_min is and
+the root is unique.
+
+>>> rows = {r["name"]: r for r in constants_table("1/20", 20)}
+>>> rows["q"]["value"]
+'0.63661977236758134308'
+>>> rows["R_col"]["value"]
+'0.59471526543064891422'
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from fractions import Fraction
+
+import mpmath
+import sympy as sp
+from mpmath import iv
+
+from derivations.rare_gates import kernels, risk
+from derivations.rare_gates.symbols import delta, lam
+
+from ..intervals import bounds, certified_decreasing_root, enclose, iv_workdps, value
+
+
+def _parse_lam(lam_value) -> sp.Rational:
+    try:
+        frac = Fraction(str(lam_value))
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"lam must be a number in (0, 1/2), e.g. 0.05 or 1/20; got {lam_value!r}") from None
+    if not (0 < frac < Fraction(1, 2)):
+        raise ValueError(f"lam must lie in (0, 1/2) (B_s = 1 - 2 lam > 0); got {lam_value!r}")
+    return sp.Rational(frac.numerator, frac.denominator)
+
+
+def delta_star(level="0.4", dps: int = 50):
+    """Enclosure of the angle where R_min(delta) = ``level`` (reading of Eq. (38), Appendix 17).
+
+    >>> lo, hi = bounds(delta_star(dps=20)); print(mpmath.nstr(lo, 12))
+    1.50677738114
+    """
+    rmin = risk.min_risk_at_angle()
+    f = sp.lambdify(delta, rmin, modules=[{"pi": iv.pi, "sin": iv.sin, "cos": iv.cos, "mpf": iv.mpf}, "mpmath"])
+    # J decreases on [0, pi], so R_min decreases: from R_col ~ 0.595 at 0 to 1 - 2 q^2 ~ 0.19 at pi.
+    with iv_workdps(dps + 15):
+        return certified_decreasing_root(f, enclose(level, dps + 15), "0.1", "3.1", dps)
+
+
+def constants_table(lam_value="1/20", digits: int = 50) -> list[dict]:
+    """Rows ``{name, definition, value, enclosure, source}`` at weight decay ``lam_value``."""
+    if not isinstance(digits, int) or isinstance(digits, bool) or digits < 1:
+        raise ValueError(f"digits must be an integer >= 1; got {digits!r}")
+    lv = _parse_lam(lam_value)
+    r_good, _ = risk.good_risk_level()
+    exprs = [
+        ("q", kernels.q_constant(), "E[relu(e1.X)|X|]", "Section 4; kernels.q_constant"),
+        ("R_col", risk.collapsed_risk_level(), "min_omega R_t on the proportional family = 1 - q^2", "Eq. (37)"),
+        ("B_s", risk.clone_amplitude("source"), "source clone amplitude 1 - 2 lam", "Section 4"),
+        ("B_t", risk.clone_amplitude("target"), "target clone amplitude 2 (q - lam)", "Section 4"),
+        ("A", risk.target_rate_A(), "target angular rate q - lam", "Section 4"),
+        ("R_good", r_good, "target risk at the separated limit 1 - 2 q^2 + 2 lam^2", "Appendix 16"),
+        ("lam_R_good_0.3", risk.good_risk_threshold_lambda(), "lam at which R_good = 0.3", "Appendix 13"),
+        ("tau_GF_slope", lam / risk.target_rate_A(), "lam / (2/pi - lam)", "Eq. (3)"),
+    ]
+    rows = []
+    for name, expr, definition, source in exprs:
+        e = expr.subs(lam, lv)
+        lo, hi = bounds(enclose(e, digits))
+        rows.append(
+            {
+                "name": name,
+                "definition": definition,
+                "value": mpmath.nstr(value(e, digits), digits),
+                "enclosure": [mpmath.nstr(lo, digits + 5), mpmath.nstr(hi, digits + 5)],
+                "source": source,
+            }
+        )
+    lo, hi = bounds(delta_star(dps=digits))
+    with mpmath.workdps(digits + 10):
+        mid = (lo + hi) / 2
+    rows.append(
+        {
+            "name": "delta_star",
+            "definition": "angle where R_min(delta) = 1 - q^2/(1/2 + J(delta)) equals 0.4",
+            "value": mpmath.nstr(mid, digits),
+            "enclosure": [mpmath.nstr(lo, digits + 5), mpmath.nstr(hi, digits + 5)],
+            "source": "reading of Eq. (38)",
+        }
+    )
+    return rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m numerics.rare_gates.constants", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lam", default="1/20", help="weight decay in (0, 1/2), e.g. 0.05 or 1/20 (default 1/20)")
+    parser.add_argument("--digits", type=int, default=50, help="significant digits (default 50)")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    args = parser.parse_args(argv)
+    try:
+        rows = constants_table(args.lam, args.digits)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.format == "json":
+        print(json.dumps(rows, indent=2))
+    else:
+        for r in rows:
+            print(f"{r['name']:<15} {r['value']}")
+            print(f"{'':<15} in [{r['enclosure'][0]}, {r['enclosure'][1]}]  ({r['definition']}; {r['source']})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+"""Meta-checks of the audit itself: every registered claim has a check or a reason.
+
+The check modules under verify/ are imported and their test functions' ``claim``
+marks read, independently of which tests this run selected.
+"""
+
+import importlib
+import pkgutil
+
+import pytest
+
+import verify
+from verify.registry import load_registry
+
+
+def _claim_marks():
+    found = {}
+    for info in pkgutil.walk_packages(verify.__path__, prefix="verify."):
+        leaf = info.name.rsplit(".", 1)[-1]
+        if not leaf.startswith("test_"):
+            continue
+        mod = importlib.import_module(info.name)
+        for name, obj in vars(mod).items():
+            if not (name.startswith("test_") and callable(obj)):
+                continue
+            for mark in getattr(obj, "pytestmark", []):
+                if mark.name == "claim":
+                    found.setdefault(mark.args[0], []).append(f"{info.name}.{name}")
+    return found
+
+
+def test_every_claim_has_a_check_or_a_reason():
+    registry = load_registry()
+    checks = _claim_marks()
+    missing = [cid for cid, c in registry.items() if not c.unverifiable and cid not in checks]
+    assert not missing, f"registered claims with neither a check nor an 'unverifiable' reason: {missing}"
+
+
+def test_every_check_names_a_registered_claim():
+    registry = load_registry()
+    unknown = {cid: where for cid, where in _claim_marks().items() if cid not in registry}
+    assert not unknown, f"checks naming unregistered claims: {unknown}"
+
+
+def test_unverifiable_claims_have_no_check():
+    registry = load_registry()
+    checks = _claim_marks()
+    both = [cid for cid, c in registry.items() if c.unverifiable and cid in checks]
+    assert not both, f"claims marked unverifiable that also have checks: {both}"
+
+
+@pytest.mark.parametrize("paper", ["rare_gates"])
+def test_paper_has_claims(paper):
+    assert any(c.paper == paper for c in load_registry().values())
