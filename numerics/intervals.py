@@ -107,7 +107,7 @@ def enclose(expr, dps: int = 50, subs: dict | None = None):
     f = sp.lambdify((), e, modules=[_IV_FUNCS, "mpmath"])
     with iv_workdps(dps + 10):
         out = f()
-        return out if isinstance(out, mpmath.ctx_iv.ivmpf) else iv.mpf(out)
+        return iv.mpf(out)  # evaluates lazy constants (iv.pi) at this precision
 
 
 def certified_decreasing_root(f_iv, level, lo, hi, dps: int = 50):

@@ -47,6 +47,8 @@ def format_value(value, digits: int = 50) -> str:
     '1/3 = 0.33333'
     >>> format_value(0.5)
     '0.5'
+    >>> format_value(sympy.Rational(9, 10))
+    '9/10 = 0.9'
     """
     if isinstance(value, str):
         return value
@@ -55,13 +57,20 @@ def format_value(value, digits: int = 50) -> str:
     if isinstance(value, (int, Fraction, sympy.Integer)):
         return str(value)
     if isinstance(value, sympy.Rational):
-        return f"{value} = {mpmath.nstr(mpmath.mpf(value.p) / value.q, digits)}" if value.q != 1 else str(value)
+        if value.q == 1:
+            return str(value)
+        with mpmath.workdps(digits + 10):
+            return f"{value} = {mpmath.nstr(mpmath.mpf(value.p) / value.q, digits)}"
     if isinstance(value, sympy.Basic):
         if value.is_number:
             return sympy.N(value, digits).__str__().rstrip("0").rstrip(".") if value.is_real else str(sympy.N(value, digits))
         return sympy.sstr(value)
     if isinstance(value, mpmath.ctx_iv.ivmpf):
-        return f"[{mpmath.nstr(mpmath.mpf(value.a), digits)}, {mpmath.nstr(mpmath.mpf(value.b), digits)}]"
+        from numerics.intervals import bounds
+
+        lo, hi = bounds(value)
+        with mpmath.workdps(digits + 10):
+            return f"[{mpmath.nstr(lo, digits)}, {mpmath.nstr(hi, digits)}]"
     if isinstance(value, mpmath.mpf):
         return mpmath.nstr(value, digits)
     if isinstance(value, float):
@@ -98,9 +107,9 @@ def rounds_to(ours, quoted: str) -> bool:
 
     >>> rounds_to(mpmath.mpf('0.58662'), '0.587')
     True
-    >>> rounds_to(mpmath.mpf('0.5947152'), '0.5947152...')
+    >>> rounds_to('0.59471526', '0.5947152...')
     True
-    >>> rounds_to(mpmath.mpf('0.5865'), '0.587')
+    >>> rounds_to('0.5864', '0.587')
     False
     """
     q = quoted.strip()

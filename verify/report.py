@@ -106,7 +106,8 @@ def build_report(registry: dict[str, Claim], results: list[CheckResult], profile
 
 
 def _sort_key(cid: str):
-    return [int(p) if p.isdigit() else p for p in cid.replace("-", ".").split(".")]
+    # numbers sort numerically and before words at the same position ("RG-7.2" < "RG-7.drift")
+    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in cid.replace("-", ".").split(".")]
 
 
 def _md_escape(text: str) -> str:

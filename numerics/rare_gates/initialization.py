@@ -123,6 +123,32 @@ def endpoints(enclosure) -> tuple[mpmath.mpf, mpmath.mpf]:
     return mpmath.mp.make_mpf(lo), mpmath.mp.make_mpf(hi)
 
 
+def _exact(value: mpmath.mpf) -> Fraction:
+    """An mpf as an exact Fraction (its binary value, no rounding)."""
+    man, exp = value.man_exp
+    return Fraction(man) * Fraction(2) ** exp
+
+
+def certified_below(enclosure, quoted: Number) -> bool:
+    """True when the whole interval lies strictly below ``quoted`` (compared exactly, decimal taken exactly).
+
+    >>> certified_below(k_bound_enclosure(), "1.93e-4"), certified_below(k_bound_enclosure(), "1.92e-4")
+    (True, False)
+    """
+    _, hi = endpoints(enclosure)
+    return _exact(hi) < _as_fraction(quoted, "quoted")
+
+
+def certified_above(enclosure, quoted: Number) -> bool:
+    """True when the whole interval lies strictly above ``quoted`` (compared exactly).
+
+    >>> certified_above(p_k_lower_enclosure(), "0.0106")
+    True
+    """
+    lo, _ = endpoints(enclosure)
+    return _exact(lo) > _as_fraction(quoted, "quoted")
+
+
 def format_enclosure(enclosure, digits: int = 50) -> str:
     """``[lo, hi]`` printed to ``digits`` significant digits, widened by one unit in the last digit.
 
@@ -216,6 +242,18 @@ def k_bound(m: Number = DEFAULT_M_INNER, M: Number = DEFAULT_M_OUTER, dps: int =
 
     >>> mpmath.nstr(k_bound(dps=20), 8)
     '0.0001925364'
+    >>> k_bound(m="0.8")
+    Traceback (most recent call last):
+    ...
+    ValueError: m must lie in (0, 3/4) so that K is non-empty, got '0.8'
+    >>> k_bound(M=1e-5)
+    Traceback (most recent call last):
+    ...
+    ValueError: M must exceed m, got M=1e-05 and m='1e-4'
+    >>> k_bound(dps=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: dps must be an integer in [1, 10000], got 0
     """
     _check_dps(dps)
     fm, fM = _check_margins(m, M)
@@ -266,6 +304,17 @@ def p_k_lower_enclosure(m: Number = DEFAULT_M_INNER, M: Number = DEFAULT_M_OUTER
         return _p_d0_expr(iv, labelled=False) - bound
 
 
+def p_k99_lower_enclosure(m: Number = DEFAULT_M_INNER, M: Number = DEFAULT_M_OUTER, dps: int = 50):
+    """Certified interval containing 0.99 (P(D0) - bound); its left end bounds 0.99 P(K) from below.
+
+    >>> certified_above(p_k99_lower_enclosure(), "0.01")
+    True
+    """
+    low = p_k_lower_enclosure(m, M, dps)
+    with _iv_precision(dps):
+        return iv.mpf(99) / 100 * low
+
+
 # --- initial target risk ---------------------------------------------------------------------
 
 
@@ -308,7 +357,8 @@ def omega_tail_quadrature(x: Number, dps: int = 50) -> tuple[mpmath.mpf, mpmath.
     closed form ``e^{-x}/2`` (Appendix 18), against which the checks compare it.
 
     >>> value, err = omega_tail_quadrature(1, dps=30)
-    >>> bool(abs(value - mpmath.exp(-1) / 2) < mpmath.mpf("1e-25"))
+    >>> with mpmath.workdps(30):
+    ...     bool(abs(value - mpmath.exp(-1) / 2) < mpmath.mpf("1e-25"))
     True
     """
     _check_dps(dps)
@@ -355,8 +405,8 @@ def bound_grid(
     for m in ms:
         for M in Ms:
             enc = k_bound_enclosure(m, M, dps)
-            below = bool(enc.b < _mpf(q))
-            tight = below and bool(enc.a >= _mpf(q - unit))
+            below = certified_below(enc, q)
+            tight = below and _exact(endpoints(enc)[0]) >= q - unit
             rows.append({"m": str(m), "M": str(M), "bound": k_bound(m, M, dps), "below": below, "tight": tight})
     return rows
 
@@ -384,6 +434,10 @@ def monte_carlo_d0(n: int, seed: int) -> tuple[int, int]:
 
     >>> monte_carlo_d0(1000, seed=1) == monte_carlo_d0(1000, seed=1)
     True
+    >>> monte_carlo_d0(0, seed=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: n must be a positive integer, got 0
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
@@ -439,9 +493,7 @@ def constants(dps: int = 50, m: Number = DEFAULT_M_INNER, M: Number = DEFAULT_M_
         (f"bound on P(D0 \\ K) (m={m}, M={M})", k_bound(m, M, dps), k_bound_enclosure(m, M, dps)),
         ("P(K) >= P(D0) - bound", p_k_lower(m, M, dps), p_k_lower_enclosure(m, M, dps)),
     ]
-    low = p_k_lower_enclosure(m, M, dps)
-    with _iv_precision(dps):
-        scaled = iv.mpf("0.99") * low
+    scaled = p_k99_lower_enclosure(m, M, dps)
     with mpmath.workdps(dps + GUARD_DIGITS):
         rows.append(("0.99 (P(D0) - bound)", _rounded(mpmath.mpf("0.99") * p_k_lower(m, M, dps + GUARD_DIGITS), dps), scaled))
     rows.append(("initial-risk infimum 1 + 9/128 - 3/(2 pi)", initial_risk_infimum(dps), initial_risk_infimum_enclosure(dps)))

@@ -139,7 +139,10 @@ def test_kbound_certified_below_quote(audit):
     lo, hi = N.endpoints(enc)
     audit.ours(N.k_bound(M_INNER, M_OUTER, DIGITS), label="bound at m = 1e-4, M = 5")
     audit.ours(N.format_enclosure(enc, DIGITS), label="certified enclosure")
-    assert rounds_to(_n(D.k_bound().subs({D.m: sp.Rational(1, 10**4), D.M: 5})), mpmath.nstr(lo, 30))
+    with mpmath.workdps(60):
+        ours_sympy = _n(D.k_bound().subs({D.m: sp.Rational(1, 10**4), D.M: 5}))
+        # 1e-58: the SymPy bound is evaluated to 60 significant digits of a 2e-4 quantity
+        assert lo - mpmath.mpf("1e-58") <= ours_sympy <= hi + mpmath.mpf("1e-58")
     grid = N.bound_grid()
     smallest_M: dict[str, int] = {}
     for r in grid:
@@ -156,7 +159,7 @@ def test_kbound_certified_below_quote(audit):
         "but only (1e-4, 5) rounds up to it, which is why we read m = 1e-4, M = 5."
     )
     assert tight == [("1e-4", "5")]
-    assert hi < mpmath.mpf("1.93e-4")
+    assert N.certified_below(enc, "1.93e-4")
 
 
 # --- RG-18.PK and RG-3.PK99 --------------------------------------------------------------------------
@@ -167,7 +170,6 @@ def test_pk_certified_lower_bound(audit):
     exact = D.p_d0()
     labelled = D.p_d0(labelled=True)
     enc = N.p_k_lower_enclosure(M_INNER, M_OUTER, DIGITS)
-    lo, _ = N.endpoints(enc)
     audit.ours(exact, label="P(D0) = (1/16)(1 - (7/4)e^{-3/4})")
     audit.ours(N.p_k_lower(M_INNER, M_OUTER, DIGITS), label="P(D0) - bound")
     audit.ours(N.format_enclosure(enc, DIGITS), label="certified enclosure of P(D0) - bound")
@@ -177,9 +179,10 @@ def test_pk_certified_lower_bound(audit):
         "(1 - (7/4)e^{-3/4}) x 1/4; minus the certified bound at m = 1e-4, M = 5, in mpmath.iv. The labelled "
         "reading halves P(D0) to 0.54%, below 1.06%, so it cannot be the paper's set."
     )
-    assert abs(_n(exact) - N.p_d0(DIGITS)) < mpmath.mpf("1e-48")  # SymPy vs mpmath: 50-digit rounding of each
-    assert _n(labelled) < mpmath.mpf("0.0106")  # the labelled reading would contradict the claim
-    assert lo > mpmath.mpf("0.0106")
+    with mpmath.workdps(60):
+        assert abs(_n(exact) - N.p_d0(DIGITS)) < mpmath.mpf("1e-48")  # SymPy vs mpmath: 50-digit rounding of each
+        assert _n(labelled) < mpmath.mpf("0.0106")  # the labelled reading would contradict the claim
+    assert N.certified_above(enc, "0.0106")
 
 
 @claim("RG-18.PK", reading=READING_PK)
@@ -207,16 +210,13 @@ def test_pd0_monte_carlo(audit):
 
 @claim("RG-3.PK99", reading=READING_PK)
 def test_pk99_above_one_percent(audit):
-    low = N.p_k_lower_enclosure(M_INNER, M_OUTER, DIGITS)
-    lo, _ = N.endpoints(low)
-    with mpmath.workdps(60):
-        ours = mpmath.mpf("0.99") * lo
-    audit.ours(ours, label="0.99 x certified lower end of P(D0) - bound")
+    scaled = N.p_k99_lower_enclosure(M_INNER, M_OUTER, DIGITS)
+    audit.ours(N.format_enclosure(scaled, DIGITS), label="0.99 x enclosure of P(D0) - bound")
     audit.evidence(
-        "0.99 times the left end of the mpmath.iv enclosure of P(D0) - P(D0 \\ K) bound (a certified lower bound "
-        "on 0.99 P(K)); exact comparison with 0.01."
+        "0.99 times the mpmath.iv enclosure of P(D0) - (bound on P(D0 \\ K)), whose left end is a certified lower "
+        "bound on 0.99 P(K); compared exactly with 0.01."
     )
-    assert ours > mpmath.mpf("0.01")
+    assert N.certified_above(scaled, "0.01")
 
 
 # --- RG-18.R0 --------------------------------------------------------------------------------------
@@ -235,8 +235,9 @@ def test_initial_risk_infimum(audit):
         "infimum over S < 3/4 is 137/128 - 3/(2 pi), sharp (omega_i -> 3/8, delta -> pi). Rounded to the quote's 4 "
         "decimals; certified > 0.4 by mpmath.iv."
     )
-    assert _n(ours) - lo >= 0 and hi - _n(ours) >= 0
-    assert lo > mpmath.mpf("0.4")
+    with mpmath.workdps(60):
+        assert lo - mpmath.mpf("1e-49") <= _n(ours) <= hi + mpmath.mpf("1e-49")  # 1e-49: ours is evaluated to 60 digits; ten digits of margin
+    assert N.certified_above(enc, "0.4")
     assert rounds_to(_n(ours), "0.5928")
 
 
