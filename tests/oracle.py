@@ -7,9 +7,12 @@ Every function takes float64 inputs, converts them to their *exact* binary value
     K(u, v) = (|u x v| + (pi - angle(u, v)) u.v) / (2 pi) = |u||v| J(angle(u, v)),
 
 directly, with no series and no branch, at ``DPS`` = 50 significant digits plus guard
-digits: near t = pi the numerator of J cancels from O(s) down to s^3/3 (s = pi - t),
-losing about 2 log10(1/s) digits, so that many digits (plus 10) are added; the cross
-and dot products are formed exactly (``mpmath.fmul/fsub(..., exact=True)``).
+digits: near t = pi, sin t and pi - t (or atan2 near pi) are only accurate to an
+absolute 10^-dps, i.e. they lose log10(1/s) digits relative (s = pi - t), and the
+numerator of J then cancels from O(s) down to s^3/3, losing 2 log10(1/s) more; so
+3 log10(1/s) + 10 digits are added. The cross and dot products are formed exactly
+(``mpmath.fmul/fsub/fneg(..., exact=True)``; note that ``abs`` of an mpf rounds to
+the working precision, so it is not used on them).
 Precision is always local (``mpmath.workdps``), never ``mp.dps``.
 
 >>> float(J_mp(0.0)), float(g_mp(math.pi / 2))
@@ -26,13 +29,14 @@ DPS = 50  # target significant digits of every oracle value
 
 
 def _guard(s) -> int:
-    """Extra digits for a cancellation of relative size s^2 (s = pi - t or tan of the gap)."""
-    if s == 0:
-        return 0
-    return max(0, int(2 * -mpmath.log10(abs(s))) + 10) if abs(s) < 1 else 10
+    """Guard digits for a distance s to pi (or tan of it): 3 log10(1/s) + 10 (module docstring)."""
+    if s == 0 or abs(s) >= 1:
+        return 10
+    return int(3 * -mpmath.log10(abs(s))) + 10
 
 
 def _pi_minus(t) -> mpmath.mpf:
+    """pi - t for an exact t, to about 10 digits at least (enough to size the guard)."""
     with mpmath.workdps(DPS + 40):  # pi - t loses <= 17 digits for t near float(pi)
         return +(mpmath.pi - t)
 
@@ -47,14 +51,16 @@ def J_mp(t) -> mpmath.mpf:
 def g_mp(t) -> mpmath.mpf:
     """g at the exact value of ``t`` (no cancellation: a plain product)."""
     t = mpmath.mpf(t)
-    with mpmath.workdps(DPS + 20):
+    with mpmath.workdps(DPS + _guard(_pi_minus(t))):
         return (mpmath.pi - t) * mpmath.sin(t) / (2 * mpmath.pi)
 
 
 def cross_dot(u, v) -> tuple[mpmath.mpf, mpmath.mpf]:
     """Exact |u x v| and u.v of the binary values of u, v (no rounding at all)."""
     u0, u1, v0, v1 = (mpmath.mpf(float(z)) for z in (u[0], u[1], v[0], v[1]))
-    c = abs(mpmath.fsub(mpmath.fmul(u0, v1, exact=True), mpmath.fmul(u1, v0, exact=True), exact=True))
+    c = mpmath.fsub(mpmath.fmul(u0, v1, exact=True), mpmath.fmul(u1, v0, exact=True), exact=True)
+    if c < 0:
+        c = mpmath.fneg(c, exact=True)
     d = mpmath.fadd(mpmath.fmul(u0, v0, exact=True), mpmath.fmul(u1, v1, exact=True), exact=True)
     return c, d
 

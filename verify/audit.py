@@ -16,9 +16,11 @@ the paper's claim and is a strict xfail, so the suite notices the day it holds.
 
 from __future__ import annotations
 
+import decimal
 from fractions import Fraction
 
 import mpmath
+import numpy as np
 import pytest
 import sympy
 
@@ -62,24 +64,41 @@ def format_value(value, digits: int = 50) -> str:
         with mpmath.workdps(digits + 10):
             return f"{value} = {mpmath.nstr(mpmath.mpf(value.p) / value.q, digits)}"
     if isinstance(value, sympy.Basic):
-        if value.is_number:
-            return sympy.N(value, digits).__str__().rstrip("0").rstrip(".") if value.is_real else str(sympy.N(value, digits))
-        return sympy.sstr(value)
+        if value.is_number and value.is_real:
+            text = str(sympy.N(value, digits))
+            mant, sep, exp = text.partition("e")
+            if "." in mant:
+                mant = mant.rstrip("0").rstrip(".")
+            return mant + sep + exp
+        return sympy.sstr(sympy.N(value, digits) if value.is_number else value)
     if isinstance(value, mpmath.ctx_iv.ivmpf):
         from numerics.intervals import bounds
 
         lo, hi = bounds(value)
-        with mpmath.workdps(digits + 10):
-            return f"[{mpmath.nstr(lo, digits)}, {mpmath.nstr(hi, digits)}]"
+        return f"[{_directed(lo, digits, up=False)}, {_directed(hi, digits, up=True)}]"
     if isinstance(value, mpmath.mpf):
         return mpmath.nstr(value, digits)
-    if isinstance(value, float):
-        return repr(value)
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    if isinstance(value, (np.integer,)):
+        return str(int(value))
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(format_value(v, digits) for v in value) + "]"
     if isinstance(value, dict):
         return "; ".join(f"{k}: {format_value(v, digits)}" for k, v in value.items())
     return str(value)
+
+
+def _directed(x: mpmath.mpf, digits: int, up: bool) -> str:
+    """``x`` to ``digits`` significant digits, rounded up or down exactly (for enclosures).
+
+    >>> _directed(mpmath.mpf(2) / 3, 5, up=False), _directed(mpmath.mpf(2) / 3, 5, up=True)
+    ('0.66666', '0.66667')
+    """
+    man, exp = mpmath.mpf(x).man_exp
+    num, den = (man * 2**exp, 1) if exp >= 0 else (man, 2 ** (-exp))
+    ctx = decimal.Context(prec=digits, rounding=decimal.ROUND_CEILING if up else decimal.ROUND_FLOOR)
+    return str(ctx.divide(decimal.Decimal(num), decimal.Decimal(den))).replace("E", "e")
 
 
 class Audit:
@@ -127,7 +146,8 @@ def rounds_to(ours, quoted: str) -> bool:
         x = mpmath.mpf(ours) if not isinstance(ours, sympy.Basic) else mpmath.mpf(sympy.N(ours, 60))
         target = mpmath.mpf(q)
         unit = mpmath.mpf(10) ** scale
-        if truncated:
-            lo, hi = (target, target + unit) if target >= 0 else (target - unit, target)
-            return bool(lo <= x < hi)
+        if truncated:  # truncation toward zero: [t, t + unit) for t >= 0, (t - unit, t] below
+            if target >= 0 and not q.startswith("-"):
+                return bool(target <= x < target + unit)
+            return bool(target - unit < x <= target)
         return bool(abs(x - target) <= unit / 2)

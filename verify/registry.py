@@ -62,6 +62,12 @@ def _parse(path: Path) -> list[Claim]:
         missing = [k for k in _REQUIRED if not str(raw.get(k, "")).strip()]
         if missing:
             raise RegistryError(f"{path.name}: claim #{i + 1} lacks {', '.join(missing)}")
+        not_text = [k for k in (*_REQUIRED, "unverifiable") if k in raw and not isinstance(raw[k], str)]
+        if not_text:
+            raise RegistryError(
+                f"{path.name}: claim {raw['id']}: {', '.join(not_text)} must be strings "
+                "(quote numbers to keep the paper's digits)"
+            )
         unknown = set(raw) - set(_REQUIRED) - {"unverifiable"}
         if unknown:
             raise RegistryError(f"{path.name}: claim {raw['id']} has unknown fields {sorted(unknown)}")
@@ -76,6 +82,8 @@ def _parse(path: Path) -> list[Claim]:
 def load_registry(directory: Path | None = None) -> dict[str, Claim]:
     """Read every ``*.toml`` under ``directory`` (default: the packaged claims) into an id-keyed dict."""
     directory = claims_dir() if directory is None else Path(directory)
+    if not directory.is_dir():
+        raise RegistryError(f"claims directory {directory} does not exist")
     registry: dict[str, Claim] = {}
     for path in sorted(directory.rglob("*.toml")):
         for c in _parse(path):

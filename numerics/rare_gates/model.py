@@ -20,6 +20,7 @@ series, and the Cartesian kernel uses ``atan2`` and ``x - atan(x)`` by series.
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 from numba import njit
@@ -80,28 +81,61 @@ def _g(t):
 
 
 @njit(cache=True)
+def _two_prod(a, b):
+    """Dekker's TwoProduct: a*b = p + e exactly (Veltkamp splitting, no FMA needed)."""
+    p = a * b
+    split = 134217729.0  # 2**27 + 1
+    t = split * a
+    ah = t - (t - a)
+    al = a - ah
+    t = split * b
+    bh = t - (t - b)
+    bl = b - bh
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return p, e
+
+
+@njit(cache=True)
+def _cross(u0, u1, v0, v1):
+    """u0 v1 - u1 v0 with a relative error of a few ulp even when the products cancel (Kahan/Dekker)."""
+    p1, e1 = _two_prod(u0, v1)
+    p2, e2 = _two_prod(u1, v0)
+    return (p1 - p2) + (e1 - e2)
+
+
+@njit(cache=True)
 def _K(u0, u1, v0, v1):
-    """E[relu(u.X) relu(v.X)] = (|c| + (pi - t) d) / (2 pi), c = u x v, d = u.v."""
-    c = abs(u0 * v1 - u1 * v0)
+    """E[relu(u.X) relu(v.X)] = (|c| + (pi - t) d) / (2 pi), c = u x v, d = u.v.
+
+    The cross product is compensated, so nearly opposite u, v (where K ~ c^3/(6 pi d^2))
+    keep their relative accuracy.
+    """
+    c = abs(_cross(u0, u1, v0, v1))
     d = u0 * v0 + u1 * v1
     if c == 0.0 and d <= 0.0:
         return 0.0
     if d >= 0.0:
         return (c + (math.pi - math.atan2(c, d)) * d) / TWO_PI
-    # obtuse: pi - t = atan(c / |d|); c + (pi - t) d = |d| (x - atan x), x = c/|d|
+    # obtuse: pi - t = atan2(c, |d|); c + (pi - t) d = c - |d| atan2(c, |d|)
     ad = -d
+    if c >= 0.25 * ad:  # x = c/|d| >= 0.25: no cancellation worth a series, and no overflow of c/|d|
+        return (c - ad * math.atan2(c, ad)) / TWO_PI
     return ad * _x_minus_atan(c / ad) / TWO_PI
 
 
 @njit(cache=True)
 def _gradK(u0, u1, v0, v1, out):
-    """Gradient of K(u, v) in u: (|c| u / |u|^2 + (pi - t) v) / (2 pi); u must be nonzero."""
-    c = abs(u0 * v1 - u1 * v0)
+    """Gradient of K(u, v) in u: ((|c|/|u|) u/|u| + (pi - t) v) / (2 pi); u must be nonzero.
+
+    Written with |u| = hypot(u0, u1) rather than |u|^2, which would underflow for |u| < 1e-154.
+    """
+    c = abs(_cross(u0, u1, v0, v1))
     d = u0 * v0 + u1 * v1
     pmt = math.atan2(c, -d)  # pi - t, accurate at both ends
-    nu2 = u0 * u0 + u1 * u1
-    out[0] = (c * u0 / nu2 + pmt * v0) / TWO_PI
-    out[1] = (c * u1 / nu2 + pmt * v1) / TWO_PI
+    nu = math.hypot(u0, u1)
+    cn = c / nu
+    out[0] = (cn * (u0 / nu) + pmt * v0) / TWO_PI
+    out[1] = (cn * (u1 / nu) + pmt * v1) / TWO_PI
 
 
 @njit(cache=True)
@@ -168,7 +202,7 @@ def _check_theta(theta):
 
 
 def _check_lam(lam):
-    if not (isinstance(lam, (int, float, np.floating)) and math.isfinite(lam) and lam >= 0):
+    if isinstance(lam, (bool, np.bool_)) or not isinstance(lam, numbers.Real) or not (math.isfinite(lam) and lam >= 0):
         raise ValueError(f"lam (weight decay) must be a finite number >= 0; got {lam!r}")
     return float(lam)
 

@@ -1,0 +1,204 @@
+"""Tests of numerics.table_wcr (the gamma_WCR table CLI) and of numerics.multipath.wcr's API."""
+
+import csv
+import io
+import json
+import subprocess
+import sys
+import time
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from numerics import table_wcr
+from numerics.multipath import wcr
+
+
+def run_main(argv, capsys):
+    """(exit code, stdout, stderr) of table_wcr.main(argv), SystemExit included."""
+    try:
+        code = table_wcr.main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# ------------------------------------------------------------------ formats
+def test_default_text_table(capsys):
+    code, out, err = run_main([], capsys)
+    lines = out.strip().splitlines()
+    assert code == 0 and err == ""
+    assert lines[0].split() == ["L", "y", "gamma_WCR(L)", "gamma_WCR/2"]
+    assert [int(line.split()[0]) for line in lines[1:]] == list(table_wcr.PAPER_DEPTHS)
+    assert lines[1].split()[2] == "3.19615242271"  # 3 sqrt 3 - 2 to 12 significant digits
+
+
+def test_csv_format(capsys):
+    code, out, _ = run_main(["--L", "2", "3", "7", "--format", "csv", "--digits", "8"], capsys)
+    rows = list(csv.reader(io.StringIO(out)))
+    assert code == 0
+    assert rows[0] == ["L", "y", "gamma_wcr", "ratio_to_2"]
+    assert [r[0] for r in rows[1:]] == ["2", "3", "7"]
+    for r in rows[1:]:
+        assert float(r[3]) == pytest.approx(float(r[2]) / 2, rel=1e-7)  # both rounded to 8 digits
+
+
+def test_csv_certified_columns(capsys):
+    _, out, _ = run_main(["--L", "4", "--format", "csv", "--certify"], capsys)
+    rows = list(csv.reader(io.StringIO(out)))
+    assert rows[0] == ["L", "y", "gamma_wcr", "ratio_to_2", "enclosure_lo", "enclosure_hi"]
+    assert float(rows[1][4]) <= float(rows[1][2]) + 1e-11 and float(rows[1][5]) >= float(rows[1][2]) - 1e-11
+
+
+def test_json_fields_and_types(capsys):
+    code, out, _ = run_main(["--L", "2", "50", "--format", "json", "--digits", "20"], capsys)
+    data = json.loads(out)
+    assert code == 0 and isinstance(data, list) and len(data) == 2
+    for row in data:
+        assert set(row) == {"L", "y", "gamma_wcr", "ratio_to_2"}
+        assert isinstance(row["L"], int)
+        assert all(isinstance(row[k], str) for k in ("y", "gamma_wcr", "ratio_to_2"))
+        assert len(row["gamma_wcr"].replace(".", "").lstrip("0")) == 20  # significant digits
+    with mpmath.workdps(40):
+        assert abs(mpmath.mpf(data[0]["gamma_wcr"]) - (3 * mpmath.sqrt(3) - 2)) < mpmath.mpf("1e-19")
+
+
+def test_markdown_table(capsys):
+    code, out, _ = run_main(["--L", "2", "3", "--format", "markdown", "--certify", "--digits", "6"], capsys)
+    lines = out.strip().splitlines()
+    assert code == 0
+    assert lines[0] == "| L | y | gamma_WCR(L) | gamma_WCR/2 | enclosure |"
+    assert set(lines[1].replace("|", "")) <= set("-:")
+    assert len(lines) == 4 and all(line.startswith("| ") and line.endswith(" |") for line in lines[2:])
+
+
+def test_L_max(capsys):
+    _, out, _ = run_main(["--L-max", "12", "--format", "json", "--digits", "5"], capsys)
+    assert [r["L"] for r in json.loads(out)] == list(range(2, 13))
+
+
+def test_help_is_module_docstring(capsys):
+    code, out, _ = run_main(["--help"], capsys)
+    assert code == 0 and "worst-case-return constant" in out and "--certify" in out
+
+
+def test_runs_as_module():
+    proc = subprocess.run(
+        [sys.executable, "-m", "numerics.table_wcr", "--L", "2", "--format", "json"], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0 and json.loads(proc.stdout)[0]["L"] == 2
+
+
+def test_defaults_are_fast():
+    start = time.perf_counter()
+    table_wcr.wcr_table()
+    # measured ~0.05 s; 2 s is the stated budget for the CLI defaults (imports included ~0.5 s)
+    assert time.perf_counter() - start < 2.0
+
+
+# ------------------------------------------------------------------ errors
+@pytest.mark.parametrize(
+    "argv, name",
+    [
+        (["--L", "1"], "--L"),
+        (["--L", "0"], "--L"),
+        (["--L", "2.5"], "--L"),
+        (["--L", "abc"], "--L"),
+        (["--L-max", "1"], "--L-max"),
+        (["--digits", "0"], "--digits"),
+        (["--digits", "-3"], "--digits"),
+        (["--digits", "1.5"], "--digits"),
+        (["--format", "xml"], "--format"),
+        (["--L", "2", "--L-max", "5"], "--L-max"),
+    ],
+)
+def test_bad_input_exits_2_naming_the_argument(argv, name, capsys):
+    code, out, err = run_main(argv, capsys)
+    assert code == 2 and out == ""
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("python -m numerics.table_wcr: error:") and f"argument {name}" in last
+
+
+@pytest.mark.parametrize("bad", [1, 0, -5, 2.5, "3", True, None])
+def test_api_rejects_bad_depth(bad):
+    with pytest.raises(ValueError, match="L"):
+        wcr.gamma_wcr(bad)
+    with pytest.raises(ValueError, match="L"):
+        table_wcr.wcr_table([bad])
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.0, "5", False])
+def test_api_rejects_bad_digits(bad):
+    with pytest.raises(ValueError, match="digits"):
+        wcr.certify(3, bad)
+    with pytest.raises(ValueError, match="digits"):
+        table_wcr.wcr_table([3], digits=bad)
+
+
+@pytest.mark.parametrize("bad", [0, -1, "x", float("inf")])
+def test_api_rejects_bad_sigma(bad):
+    with pytest.raises(ValueError, match="sigma"):
+        wcr.eta_wcr(3, bad)
+
+
+def test_numpy_integer_depth_accepted():
+    assert wcr.gamma_wcr(np.int64(5), 10) == wcr.gamma_wcr(5, 10)
+
+
+# ------------------------------------------------------------------ certified enclosures
+@pytest.mark.parametrize("L, digits", [(2, 1), (2, 12), (5, 30), (100, 12), (10**6, 15), (10**12, 8)])
+def test_enclosure_contains_value_and_is_narrow(L, digits):
+    row = table_wcr.wcr_table([L], digits=digits, certify=True)[0]
+    ref = wcr.gamma_wcr(L, digits + 25)  # independent solve at 25 more digits
+    with mpmath.workdps(digits + 40):
+        lo, hi = (mpmath.mpf(s) for s in row["enclosure"])
+        assert lo <= ref <= hi
+        assert hi - lo < mpmath.mpf(10) ** (-digits)
+        # the printed value is ref rounded to ``digits`` significant digits
+        assert abs(mpmath.mpf(row["gamma_wcr"]) - ref) <= mpmath.mpf(10) ** (int(mpmath.floor(mpmath.log10(ref))) - digits + 1) / 2
+
+
+def test_closed_form_L2_inside_certificate():
+    c = wcr.certify(2, 60)
+    with mpmath.workdps(100):
+        exact = 3 * mpmath.sqrt(3) - 2
+        assert c.gamma_lo <= exact <= c.gamma_hi
+        assert c.y_lo <= (9 + 2 * mpmath.sqrt(3)) / 23 <= c.y_hi
+
+
+# ------------------------------------------------------------------ float64 against the mpmath oracle
+def test_float_sweep_matches_mpmath_over_magnitudes():
+    Ls = np.array([2, 3, 4, 17, 100, 1000, 65536, 10**6, 10**9, 10**12, 10**14])
+    t, g = wcr.gamma_wcr_float(Ls)
+    for L, tf, gf in zip(Ls.tolist(), t, g):
+        # float64 bisection to the last bit of t; log-form evaluation keeps ~1e-15 relative
+        assert gf == pytest.approx(float(wcr.gamma_wcr(L, 20)), rel=1e-12)
+        assert tf == pytest.approx(float(wcr.root_t(L, 20)), rel=1e-11)
+
+
+def test_float_sweep_validation():
+    with pytest.raises(ValueError, match="Ls"):
+        wcr.gamma_wcr_float([1, 2])
+    with pytest.raises(ValueError, match="Ls"):
+        wcr.gamma_wcr_float([2.5])
+
+
+def test_knife_edge_agrees_with_root_equation():
+    for L in (2, 7):
+        assert abs(wcr.knife_edge_gamma(L, "0.5", 14) / wcr.gamma_wcr(L, 20) - 1) < mpmath.mpf("1e-11")  # ~11 reliable digits
+
+
+# ------------------------------------------------------------------ properties
+@given(st.integers(min_value=2, max_value=200))
+@example(2)
+@example(200)
+def test_root_in_interval_gamma_above_2_and_increasing(L):
+    c, nxt = wcr.certify(L, 10), wcr.certify(L + 1, 10)
+    with mpmath.workdps(30):
+        assert mpmath.mpf(L - 1) / (2 * L - 1) < c.y_lo and c.y_hi < 1
+        assert c.gamma_lo > 2
+        assert c.gamma_hi < nxt.gamma_lo
