@@ -1,0 +1,537 @@
+"""Numba kernels of the rare-gates simulations: online SGD in lock-step lanes, and GD.
+
+Definitions (Sections 3 and 8, Appendices 19-20 of arXiv 2610.11475). Parameters
+``theta = (a1, a2, w1x, w1y, w2x, w2y)``; ``f(x) = a1 relu(w1.x) + a2 relu(w2.x)``; inputs
+uniform on the disk of radius 2; label ``|x|`` (target) or ``relu(x1)`` (source). One SGD
+update with a fresh batch ``X_1..X_b`` is
+
+    theta <- theta - eta * ( (1/b) sum_j (f(X_j) - y_j) grad_theta f(X_j) + lam theta ),
+
+with ``relu'(0) = 0``, i.e. the gradient of ``(1/(2b)) sum_j (f - y)^2 + (lam/2)|theta|^2``.
+A *gate disagreement* is a sampled input with ``(w1.x > 0) != (w2.x > 0)`` at the current
+(pre-update) parameters. After every update the Appendix 20 noise control (``noise_mode``
+1: independent per unit, 2: shared) adds ``s sqrt(eta) xi_i`` to unit i's ``(a_i, w_i)``,
+``xi_i ~ N(0, I_3)`` from the stream's own noise generator. Recovery is the first check
+(update 0, k, 2k, ...; ``check_every = k``) at which the analytic target risk
+``model._risk(theta, True)`` is ``<= threshold``; with ``stop`` the stream ends there.
+
+Layout. :func:`_sgd_chunk` runs the streams ``[lo, hi)`` in a pool of :data:`LANES` lanes
+in lock-step: every update draws ``b`` inputs for all lanes, and the innermost loop runs
+over lanes with branch-free gates, so LLVM vectorises it across streams. A lane whose
+stream ends (recovery with ``stop``, or the horizon) is refilled at once with the next
+pending stream. Each stream owns its parameters, counters and xoshiro256++ state
+(:mod:`numerics.rare_gates.sim_rng`), and a lane's arithmetic never mixes lanes, so a
+stream's results do not depend on its lane, its chunk, the chunk size or the thread
+count: they are bit-identical under any split. No ``fastmath``: with IEEE operations
+only (no contraction into FMA), vector and scalar code give the same bits, and so does the
+plain-C reference ``numerics/bench_ref.c``. :func:`_sgd_streams` runs chunks in parallel
+(``prange`` over independent chunks of streams only). :func:`_sgd_simple` is the
+straightforward one-stream-at-a-time version of the same recursion; the tests require the
+two to agree bit for bit.
+
+Speed (see ``python -m numerics.bench``): the lane buffers are 1-d arrays with constant
+row offsets and :data:`LANES` >= 16, which is what LLVM needs to vectorise the lane loop;
+the input angle's quadrant is taken from the random integer (no ``floor``, no branches);
+and a risk check first evaluates a certified lower bound (:func:`_risk_lower`, no
+``atan2``/``hypot``) and calls ``model._risk`` only when the bound does not already exceed
+the threshold, which leaves every outcome unchanged.
+
+Caching caveat: numba's on-disk cache (``cache=True``) is invalidated by edits to a
+function's own file only, not by edits to callees in other modules; after changing
+``sim_rng.py`` or ``model.py``, delete ``numerics/rare_gates/__pycache__/*.nb[ic]``.
+
+Outputs per stream ``s`` (``-1`` means "never"): ``out_theta[s]`` final parameters,
+``out_state[s]`` / ``out_nstate[s]`` final input / noise generator states (so a run can be
+continued exactly), ``out_rec[s]`` update count at recovery, ``out_first[s]`` the 1-based
+update whose batch held the first disagreement (time ``out_first * eta``),
+``out_count[s]`` disagreements sampled, ``out_updates[s]`` updates performed, and
+``trace[s, m] = (risk, angle)`` at check m for ``m < trace.shape[1]`` (NaN after a stop).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from numerics.rare_gates.model import _risk, _risk_grad
+from numerics.rare_gates.sim_rng import _disk_point, _next, _normal_pair
+
+LANES = 32  # streams per lock-step pool: >= 16 for LLVM's vectoriser (tiny-trip-count rule); 32 hides latency at b = 1
+NOISE_NONE = 0
+NOISE_INDEPENDENT = 1
+NOISE_SHARED = 2
+# Rows of the float lane buffer F: row k of lane l at F[k * LANES + l]. One 1-d buffer with
+# constant row offsets lets LLVM prove the rows disjoint and vectorise across lanes.
+_A1, _A2, _P1X, _P1Y, _P2X, _P2Y = 0, 1, 2, 3, 4, 5  # parameters theta
+_GA1, _GA2, _G1X, _G1Y, _G2X, _G2Y, _DIS = 6, 7, 8, 9, 10, 11, 12  # batch sums, disagreements
+_RLO = 13  # certified lower bound of the target risk (risk pre-check)
+_FROWS = 14
+# Rows of the int64 lane buffer I.
+_SID, _N, _CD, _REC, _FIRST, _COUNT = 0, 1, 2, 3, 4, 5  # stream id (-1 idle), updates, countdown to check, ...
+_IROWS = 6
+_NEVER = 1 << 62  # countdown meaning "no risk checks"
+_INV_2PI = 1.0 / (2.0 * math.pi)
+_Q = 2.0 / math.pi  # model.Q
+# Slack of the risk pre-check: the bound below and model._risk differ by rounding only
+# (about 1e-16 times the sum of the absolute terms); 1e-12 relative is 10^4 times that.
+_RLO_SLACK = 1e-12
+
+
+@njit(cache=True, inline="always")
+def _xoshiro(s0, s1, s2, s3):
+    """xoshiro256++ step on scalars: (output, s0, s1, s2, s3)."""
+    x = s0 + s3
+    r = ((x << np.uint64(23)) | (x >> np.uint64(41))) + s0
+    t = s1 << np.uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = (s3 << np.uint64(45)) | (s3 >> np.uint64(19))
+    return r, s0, s1, s2, s3
+
+
+@njit(cache=True, inline="always")
+def _sample_terms(a1, a2, p1x, p1y, p2x, p2y, x0, x1, rho, target):
+    """One input's contributions: (r h1, r h2, q1 x0, q1 x1, q2 x0, q2 x1, disagreement).
+
+    ``r = f(x) - y``, ``h_i = relu(w_i.x)``, ``q_i = r 1[w_i.x > 0]`` (relu'(0) = 0); the
+    gradient of ``(f - y)^2 / 2`` is ``(r h1, r h2, a1 q1 x, a2 q2 x)``. Branch-free.
+    """
+    z1 = p1x * x0 + p1y * x1
+    z2 = p2x * x0 + p2y * x1
+    on1 = z1 > 0.0
+    on2 = z2 > 0.0
+    h1 = z1 if on1 else 0.0
+    h2 = z2 if on2 else 0.0
+    y = rho if target else (x0 if x0 > 0.0 else 0.0)
+    r = (a1 * h1 + a2 * h2) - y
+    q1 = r if on1 else 0.0
+    q2 = r if on2 else 0.0
+    return r * h1, r * h2, q1 * x0, q1 * x1, q2 * x0, q2 * x1, (1.0 if on1 != on2 else 0.0)
+
+
+@njit(cache=True, inline="always")
+def _step(p, g, a, inv_b, eta, lam):
+    """One coordinate of the SGD step: p - eta (a g / b + lam p)."""
+    return p - eta * (a * g * inv_b + lam * p)
+
+
+@njit(cache=True)
+def _angle(theta):
+    """Angle in [0, pi] between w1 and w2 (atan2 form, accurate near 0 and pi)."""
+    c = theta[2] * theta[5] - theta[3] * theta[4]
+    d = theta[2] * theta[4] + theta[3] * theta[5]
+    return math.atan2(abs(c), d)
+
+
+@njit(cache=True, inline="always")
+def _risk_lower(a1, a2, p1x, p1y, p2x, p2y):
+    """A lower bound of the target risk (``-inf`` when none is cheap), for skipping checks.
+
+    For ``d = w1.w2 > 0`` the angle t = atan(x), x = |w1 x w2| / d, obeys
+    ``x - x^3/3 <= t <= x``, and ``K = (c + (pi - t) d) / (2 pi)`` decreases in t; the
+    bound takes the end that minimises ``a1 a2 K``, with norms by ``sqrt`` and a relative
+    slack :data:`_RLO_SLACK` for rounding. Whenever it exceeds the threshold, so does
+    ``model._risk``; the check then needs no ``atan2``/``hypot`` and its outcome is unchanged.
+    """
+    c = abs(p1x * p2y - p1y * p2x)
+    d = p1x * p2x + p1y * p2y
+    if not d > 0.0:
+        return -math.inf
+    x = c / d
+    t = x if a1 * a2 >= 0.0 else max(0.0, x - x * x * x / 3.0)
+    k12 = (c + (math.pi - t) * d) * _INV_2PI
+    n1 = p1x * p1x + p1y * p1y
+    n2 = p2x * p2x + p2y * p2y
+    quad = a1 * a1 * (0.5 * n1) + a2 * a2 * (0.5 * n2) + 2.0 * a1 * a2 * k12
+    lin = _Q * (a1 * math.sqrt(n1) + a2 * math.sqrt(n2))
+    scale = abs(a1 * a1 * n1) + abs(a2 * a2 * n2) + abs(a1 * a2 * k12) + abs(lin) + 2.0
+    return 0.5 * (quad - 2.0 * lin + 2.0) - _RLO_SLACK * scale
+
+
+@njit(cache=True)
+def _lanes_batch(F, U, b, target):
+    """Draw ``b`` inputs per lane and accumulate the batch sums (the hot loop).
+
+    ``F``: parameters (read) and batch sums (written), rows as above; ``U``: the lanes'
+    xoshiro256++ states, word i of lane l at ``U[i * LANES + l]``. Lanes never mix.
+    """
+    L = LANES
+    for k in range(_GA1, _DIS + 1):
+        for l in range(L):
+            F[k * L + l] = 0.0
+    for _ in range(b):
+        for l in range(L):
+            r1, t0, t1, t2, t3 = _xoshiro(U[l], U[L + l], U[2 * L + l], U[3 * L + l])
+            r2, t0, t1, t2, t3 = _xoshiro(t0, t1, t2, t3)
+            U[l] = t0
+            U[L + l] = t1
+            U[2 * L + l] = t2
+            U[3 * L + l] = t3
+            x0, x1, rho = _disk_point(r1, r2)
+            e0, e1, e2, e3, e4, e5, e6 = _sample_terms(F[l], F[L + l], F[2 * L + l], F[3 * L + l], F[4 * L + l],
+                                                       F[5 * L + l], x0, x1, rho, target)
+            F[_GA1 * L + l] += e0
+            F[_GA2 * L + l] += e1
+            F[_G1X * L + l] += e2
+            F[_G1Y * L + l] += e3
+            F[_G2X * L + l] += e4
+            F[_G2Y * L + l] += e5
+            F[_DIS * L + l] += e6
+
+
+@njit(cache=True)
+def _lanes_update(F, I, inv_b, eta, lam, n_updates):
+    """SGD step and tallies of every lane; returns how many lanes need a check or are done."""
+    L = LANES
+    attention = 0
+    for l in range(L):
+        b1 = F[_A1 * L + l]
+        b2 = F[_A2 * L + l]
+        F[_A1 * L + l] = _step(b1, F[_GA1 * L + l], 1.0, inv_b, eta, lam)
+        F[_A2 * L + l] = _step(b2, F[_GA2 * L + l], 1.0, inv_b, eta, lam)
+        F[_P1X * L + l] = _step(F[_P1X * L + l], F[_G1X * L + l], b1, inv_b, eta, lam)
+        F[_P1Y * L + l] = _step(F[_P1Y * L + l], F[_G1Y * L + l], b1, inv_b, eta, lam)
+        F[_P2X * L + l] = _step(F[_P2X * L + l], F[_G2X * L + l], b2, inv_b, eta, lam)
+        F[_P2Y * L + l] = _step(F[_P2Y * L + l], F[_G2Y * L + l], b2, inv_b, eta, lam)
+        n = I[_N * L + l] + 1
+        I[_N * L + l] = n
+        cd = I[_CD * L + l] - 1
+        I[_CD * L + l] = cd
+        d = np.int64(F[_DIS * L + l])
+        I[_COUNT * L + l] += d
+        f = I[_FIRST * L + l]
+        I[_FIRST * L + l] = n if (d > 0 and f < 0) else f
+        attention += 1 if (cd <= 0 or n >= n_updates) else 0
+    return attention
+
+
+@njit(cache=True)
+def _lanes_triage(F, I, check_every, threshold, n_updates, use_bound):
+    """Settle due checks whose risk bound clears the threshold (vectorised); count what is left.
+
+    A lane with a due check (countdown <= 0) whose :func:`_risk_lower` exceeds the
+    threshold has not recovered: its countdown restarts here. Returns the number of lanes
+    still needing the scalar path (an exact check, or the horizon reached). ``use_bound``
+    is False when a trace is recorded (every check then needs the exact risk).
+    """
+    L = LANES
+    attention = 0
+    for l in range(L):
+        lower = _risk_lower(F[l], F[L + l], F[2 * L + l], F[3 * L + l], F[4 * L + l], F[5 * L + l])
+        F[_RLO * L + l] = lower
+        cd = I[_CD * L + l]
+        due = cd <= 0
+        cleared = due and use_bound and lower > threshold
+        I[_CD * L + l] = check_every if cleared else cd
+        attention += 1 if ((due and not cleared) or I[_N * L + l] >= n_updates) else 0
+    return attention
+
+
+@njit(cache=True)
+def _add_noise(th, NS, k, sd, noise_mode):
+    """Appendix 20 control on ``th`` (a 6-vector): unit i's (a_i, w_i) += sd xi_i, xi shared or not."""
+    e0, e1 = _normal_pair(NS, k)
+    e2, e3 = _normal_pair(NS, k)
+    if noise_mode == NOISE_SHARED:
+        e3, e4, e5 = e0, e1, e2
+    else:
+        e4, e5 = _normal_pair(NS, k)
+    th[0] += sd * e0
+    th[2] += sd * e1
+    th[3] += sd * e2
+    th[1] += sd * e3
+    th[4] += sd * e4
+    th[5] += sd * e5
+
+
+@njit(cache=True)
+def _check(th, m, s, threshold, trace, lower):
+    """Risk check m of stream s at parameters ``th``: record the trace; True if risk <= threshold.
+
+    ``lower`` is a certified lower bound of the risk (``-inf`` if none); when it is above
+    the threshold and no trace is due, the exact risk is not needed.
+    """
+    due = m < trace.shape[1]
+    if lower > threshold and not due:
+        return False
+    risk = _risk(th, True)
+    if due:
+        trace[s, m, 0] = risk
+        trace[s, m, 1] = _angle(th)
+    return risk <= threshold
+
+
+@njit(cache=True)
+def _lane_get(F, l, th):
+    for i in range(6):
+        th[i] = F[i * LANES + l]
+
+
+@njit(cache=True)
+def _lane_set(F, l, th):
+    for i in range(6):
+        F[i * LANES + l] = th[i]
+
+
+@njit(cache=True)
+def _lane_finish(F, U, NS, I, l, out_theta, out_state, out_nstate, out_rec, out_first, out_count, out_updates):
+    """Write lane l's stream results to the outputs."""
+    L = LANES
+    s = I[_SID * L + l]
+    for i in range(6):
+        out_theta[s, i] = F[i * L + l]
+    for i in range(4):
+        out_state[s, i] = U[i * L + l]
+        out_nstate[s, i] = NS[l, i]
+    out_rec[s] = I[_REC * L + l]
+    out_first[s] = I[_FIRST * L + l]
+    out_count[s] = I[_COUNT * L + l]
+    out_updates[s] = I[_N * L + l]
+
+
+@njit(cache=True)
+def _lane_refill(F, U, NS, I, l, nxt, hi, theta0, states, nstates, n_updates, check_every, threshold, stop, th, trace,
+                 out_theta, out_state, out_nstate, out_rec, out_first, out_count, out_updates):
+    """Load the next pending stream into lane l (finishing at once those done at update 0); return ``nxt``."""
+    L = LANES
+    I[_SID * L + l] = -1
+    while nxt < hi:
+        s = nxt
+        nxt += 1
+        for i in range(6):
+            F[i * L + l] = theta0[s, i]
+        for i in range(4):
+            U[i * L + l] = states[s, i]
+            NS[l, i] = nstates[s, i]
+        I[_SID * L + l] = s
+        I[_N * L + l] = 0
+        I[_CD * L + l] = check_every if check_every > 0 else _NEVER
+        I[_REC * L + l] = -1
+        I[_FIRST * L + l] = -1
+        I[_COUNT * L + l] = 0
+        done = n_updates <= 0
+        if check_every > 0:
+            _lane_get(F, l, th)
+            if _check(th, 0, s, threshold, trace, -math.inf):
+                I[_REC * L + l] = 0
+                done = done or stop
+        if not done:
+            return nxt
+        _lane_finish(F, U, NS, I, l, out_theta, out_state, out_nstate, out_rec, out_first, out_count, out_updates)
+        I[_SID * L + l] = -1
+    I[_N * L + l] = -_NEVER  # an idle lane never asks for attention
+    I[_CD * L + l] = _NEVER
+    return nxt
+
+
+@njit(cache=True)
+def _sgd_chunk(lo, hi, theta0, states, nstates, target, b, eta, lam, n_updates, check_every, threshold, stop,
+               noise_s, noise_mode, out_theta, out_state, out_nstate, out_rec, out_first, out_count, out_updates,
+               trace):
+    """Run streams ``lo..hi-1`` in :data:`LANES` lock-step lanes with refill (see module doc)."""
+    L = LANES
+    F = np.zeros(_FROWS * L)
+    for l in range(L):
+        F[_P2Y * L + l] = 1.0  # idle lanes compute on harmless finite values
+    U = np.ones(4 * L, dtype=np.uint64)
+    NS = np.ones((L, 4), dtype=np.uint64)
+    I = np.zeros(_IROWS * L, dtype=np.int64)
+    th = np.empty(6)
+    sd = noise_s * math.sqrt(eta)
+    inv_b = 1.0 / b
+    use_bound = trace.shape[1] == 0
+    nxt = lo
+    active = 0
+    for l in range(L):
+        nxt = _lane_refill(F, U, NS, I, l, nxt, hi, theta0, states, nstates, n_updates, check_every, threshold, stop,
+                           th, trace, out_theta, out_state, out_nstate, out_rec, out_first, out_count, out_updates)
+        if I[_SID * L + l] >= 0:
+            active += 1
+    while active > 0:
+        _lanes_batch(F, U, b, target)
+        attention = _lanes_update(F, I, inv_b, eta, lam, n_updates)
+        if noise_mode != NOISE_NONE:
+            for l in range(L):
+                if I[_SID * L + l] >= 0:
+                    _lane_get(F, l, th)
+                    _add_noise(th, NS, l, sd, noise_mode)
+                    _lane_set(F, l, th)
+        if attention == 0:
+            continue
+        if _lanes_triage(F, I, check_every, threshold, n_updates, use_bound) == 0:
+            continue
+        for l in range(L):
+            n = I[_N * L + l]
+            cd = I[_CD * L + l]
+            if I[_SID * L + l] < 0 or (cd > 0 and n < n_updates):
+                continue
+            done = n >= n_updates
+            if cd <= 0:
+                I[_CD * L + l] = check_every
+                _lane_get(F, l, th)
+                if _check(th, n // check_every, I[_SID * L + l], threshold, trace, F[_RLO * L + l]):
+                    if I[_REC * L + l] < 0:
+                        I[_REC * L + l] = n
+                    done = done or stop
+            if done:
+                _lane_finish(F, U, NS, I, l, out_theta, out_state, out_nstate, out_rec, out_first, out_count,
+                             out_updates)
+                nxt = _lane_refill(F, U, NS, I, l, nxt, hi, theta0, states, nstates, n_updates, check_every,
+                                   threshold, stop, th, trace, out_theta, out_state, out_nstate, out_rec, out_first,
+                                   out_count, out_updates)
+                if I[_SID * L + l] < 0:
+                    active -= 1
+
+
+@njit(cache=True)
+def _sgd_simple(theta0, states, nstates, target, b, eta, lam, n_updates, check_every, threshold, stop, noise_s,
+                noise_mode, out_theta, out_state, out_nstate, out_rec, out_first, out_count, out_updates, trace):
+    """Straightforward reference of :func:`_sgd_streams`: one stream at a time, scalar, exact checks.
+
+    Same arguments (no ``chunk``) and the same outputs, bit for bit; tests compare the two.
+    """
+    th = np.empty(6)
+    st = np.empty((1, 4), dtype=np.uint64)
+    ns = np.empty((1, 4), dtype=np.uint64)
+    sd = noise_s * math.sqrt(eta)
+    inv_b = 1.0 / b
+    for s in range(theta0.shape[0]):
+        th[:] = theta0[s]
+        st[0, :] = states[s]
+        ns[0, :] = nstates[s]
+        rec = -1
+        first = -1
+        count = 0
+        n = 0
+        while True:
+            if check_every > 0 and n % check_every == 0:
+                if _check(th, n // check_every, s, threshold, trace, -math.inf):
+                    if rec < 0:
+                        rec = n
+                    if stop:
+                        break
+            if n >= n_updates:
+                break
+            g0 = g1 = g2 = g3 = g4 = g5 = dis = 0.0
+            for _ in range(b):
+                x0, x1, rho = _disk_point(_next(st, 0), _next(st, 0))
+                e0, e1, e2, e3, e4, e5, e6 = _sample_terms(th[0], th[1], th[2], th[3], th[4], th[5], x0, x1, rho,
+                                                           target)
+                g0 += e0
+                g1 += e1
+                g2 += e2
+                g3 += e3
+                g4 += e4
+                g5 += e5
+                dis += e6
+            b1, b2 = th[0], th[1]
+            th[0] = _step(b1, g0, 1.0, inv_b, eta, lam)
+            th[1] = _step(b2, g1, 1.0, inv_b, eta, lam)
+            th[2] = _step(th[2], g2, b1, inv_b, eta, lam)
+            th[3] = _step(th[3], g3, b1, inv_b, eta, lam)
+            th[4] = _step(th[4], g4, b2, inv_b, eta, lam)
+            th[5] = _step(th[5], g5, b2, inv_b, eta, lam)
+            n += 1
+            if dis > 0.0:
+                count += np.int64(dis)
+                if first < 0:
+                    first = n
+            if noise_mode != NOISE_NONE:
+                _add_noise(th, ns, 0, sd, noise_mode)
+        out_theta[s, :] = th
+        out_state[s, :] = st[0]
+        out_nstate[s, :] = ns[0]
+        out_rec[s] = rec
+        out_first[s] = first
+        out_count[s] = count
+        out_updates[s] = n
+
+
+@njit(cache=True, parallel=True)
+def _sgd_streams(theta0, states, nstates, target, b, eta, lam, n_updates, check_every, threshold, stop, noise_s,
+                 noise_mode, chunk, out_theta, out_state, out_nstate, out_rec, out_first, out_count, out_updates,
+                 trace):
+    """Online SGD for every stream (rows of ``theta0``); chunks of ``chunk`` streams run in parallel.
+
+    ``target``: label |x| (True) or relu(x1) (False). ``check_every <= 0``: no risk checks.
+    ``chunk`` changes only the schedule, never the results.
+    """
+    S = theta0.shape[0]
+    n_chunks = (S + chunk - 1) // chunk
+    for c in prange(n_chunks):
+        lo = c * chunk
+        hi = min(S, lo + chunk)
+        _sgd_chunk(lo, hi, theta0, states, nstates, target, b, eta, lam, n_updates, check_every, threshold, stop,
+                   noise_s, noise_mode, out_theta, out_state, out_nstate, out_rec, out_first, out_count,
+                   out_updates, trace)
+
+
+@njit(cache=True)
+def _warm_sgd(theta0, src_states, tgt_states, nstates, b, eta, lam, n_source, n_target, check_every, threshold, stop,
+              noise_s, noise_mode, chunk, out_ckpt, out_theta, out_state, out_nstate, out_rec, out_first, out_count,
+              out_updates, trace):
+    """Warm run: ``n_source`` source SGD updates (no checks, no noise), then target SGD.
+
+    Not itself parallel: both phases run through the parallel :func:`_sgd_streams`.
+
+    The checkpoint lands in ``out_ckpt``; the target phase starts from it with the target
+    states ``tgt_states`` and fills the other outputs as :func:`_sgd_streams`.
+    """
+    S = theta0.shape[0]
+    src_out_state = np.empty_like(src_states)
+    src_out_nstate = np.empty_like(nstates)
+    src_rec = np.empty(S, dtype=np.int64)
+    src_first = np.empty(S, dtype=np.int64)
+    src_count = np.empty(S, dtype=np.int64)
+    src_updates = np.empty(S, dtype=np.int64)
+    no_trace = np.empty((S, 0, 2))
+    _sgd_streams(theta0, src_states, nstates, False, b, eta, lam, n_source, 0, threshold, False, 0.0, NOISE_NONE,
+                 chunk, out_ckpt, src_out_state, src_out_nstate, src_rec, src_first, src_count, src_updates, no_trace)
+    _sgd_streams(out_ckpt, tgt_states, nstates, True, b, eta, lam, n_target, check_every, threshold, stop, noise_s,
+                 noise_mode, chunk, out_theta, out_state, out_nstate, out_rec, out_first, out_count, out_updates,
+                 trace)
+
+
+@njit(cache=True)
+def _gd_one(theta0, s, target, eta, lam, n_updates, check_every, threshold, stop, out_theta, out_rec, out_updates,
+            trace):
+    """GD with the exact population gradient (``model._risk_grad``) for row ``s``."""
+    th = theta0[s].copy()
+    grad = np.empty(6)
+    rec = -1
+    n = 0
+    while True:
+        if check_every > 0 and n % check_every == 0:
+            m = n // check_every
+            risk = _risk(th, True)
+            if m < trace.shape[1]:
+                trace[s, m, 0] = risk
+                trace[s, m, 1] = _angle(th)
+            if risk <= threshold and rec < 0:
+                rec = n
+                if stop:
+                    break
+        if n >= n_updates:
+            break
+        _risk_grad(th, target, lam, grad)
+        for i in range(6):
+            th[i] = th[i] - eta * grad[i]
+        n += 1
+    for i in range(6):
+        out_theta[s, i] = th[i]
+    out_rec[s] = rec
+    out_updates[s] = n
+
+
+@njit(cache=True, parallel=True)
+def _gd_streams(theta0, target, eta, lam, n_updates, check_every, threshold, stop, out_theta, out_rec, out_updates,
+                trace):
+    """Population GD ``theta <- theta - eta grad(R + lam/2 |theta|^2)`` for every row of ``theta0``."""
+    for s in prange(theta0.shape[0]):
+        _gd_one(theta0, s, target, eta, lam, n_updates, check_every, threshold, stop, out_theta, out_rec, out_updates,
+                trace)

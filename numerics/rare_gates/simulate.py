@@ -1,0 +1,566 @@
+"""Simulation API of the rare-gates paper: validate, seed, allocate, run the kernels, collect.
+
+Runs (Sections 3 and 8, Appendices 19-20 of arXiv 2610.11475):
+
+* :func:`simulate_sgd`: online SGD with fresh batches of ``b`` inputs, step ``eta`` and
+  weight decay ``lam``, on ``streams`` independent streams; fresh or constructed
+  (``source_time = 0``) or warm (``floor(T / eta)`` source updates, then the target);
+  optional parameter noise (Appendix 20);
+* :func:`simulate_gd`: the same with the exact population gradient;
+* :func:`simulate_extended`: a pure-NumPy ``longdouble`` (80-bit on x86-64) replay of a few
+  SGD streams from the *same* random draws, to compare recovery and first-disagreement
+  times with float64 (Appendix 19 reports that 80-bit runs give the same times).
+
+Recovery is the first target time (a multiple of ``check_every * eta``) at which the
+analytic target risk is ``<= threshold`` (0.4); time is ``updates * eta``. A gate
+disagreement is a sampled input on which the two gates differ at the current parameters;
+the first-disagreement time is ``n * eta`` for the first update n whose batch held one.
+:func:`balanced_checkpoint` builds the constructed checkpoints of Appendix 19 and
+:func:`recovery_summary` the statistics printed by ``python -m numerics.rare_gates.recovery``.
+
+Randomness: stream ``i`` of seed ``s`` draws its inputs from the xoshiro256++ generator
+keyed by ``(s, i, phase, offset)`` (:mod:`numerics.rare_gates.sim_rng`), so each stream's
+numbers are bit-identical for any thread count and any split of the stream ids over calls
+(``first_stream``); results carry their configuration, seed and the git revision.
+
+>>> res = simulate_sgd(delta0=1e-2, b=16, eta=0.01, horizon=2.0, streams=4, seed=1)
+>>> res.recovery_time.shape, bool(np.all(res.updates == 200))
+((4,), True)
+>>> simulate_sgd(delta0=1e-2, b=0, eta=0.01, horizon=1.0)
+Traceback (most recent call last):
+...
+ValueError: b (batch size) must be an integer >= 1; got 0
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numba
+import numpy as np
+
+from numerics.rare_gates import sim_kernels as K
+from numerics.rare_gates import sim_rng as R
+from numerics.rare_gates.initialization import wilson_interval
+from numerics.rare_gates.sim_rng import PHASE_NOISE, PHASE_SOURCE, PHASE_TARGET
+
+THRESHOLD = 0.4  # the recovery level of the target risk (Section 3: R_good < 0.4 < R_col)
+AMPLITUDE = 0.9  # B_s of the constructed checkpoints (the lam = 0.05 source optimum, Appendix 19)
+Z95 = 1.959963984540054  # two-sided 95% normal quantile (Wilson intervals)
+NOISE_MODES = {"independent": K.NOISE_INDEPENDENT, "shared": K.NOISE_SHARED}
+Progress = Callable[[int, int], None]
+
+
+# --- validation ---------------------------------------------------------------------------------
+
+
+def _int(value, name: str, lo: int, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
+        raise ValueError(f"{name}{what} must be an integer >= {lo}; got {value!r}")
+    return int(value)
+
+
+def _real(value, name: str, *, positive: bool = False, what: str = "") -> float:
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if ok:
+        value = float(value)
+        ok = math.isfinite(value) and (value > 0.0 if positive else value >= 0.0)
+    if not ok:
+        raise ValueError(f"{name}{what} must be a finite number {'> 0' if positive else '>= 0'}; got {value!r}")
+    return value
+
+
+def _seed(seed) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2**64:
+        raise ValueError(f"seed must be a non-negative integer below 2**64; got {seed!r}")
+    return int(seed)
+
+
+def _delta0(delta0) -> float:
+    ok = isinstance(delta0, (int, float, np.integer, np.floating)) and not isinstance(delta0, bool)
+    if not ok or not (0.0 < float(delta0) < math.pi):
+        raise ValueError(f"delta0 (checkpoint angle) must lie in (0, pi); got {delta0!r}")
+    return float(delta0)
+
+
+def _theta0(theta0, delta0, streams: int) -> np.ndarray:
+    if (theta0 is None) == (delta0 is None):
+        raise ValueError("theta0/delta0: give exactly one (a parameter vector or a constructed-checkpoint angle)")
+    if delta0 is not None:
+        th = balanced_checkpoint(delta0)
+    else:
+        th = np.asarray(theta0, dtype=float)
+    if th.shape == (6,):
+        th = np.tile(th, (streams, 1))
+    if th.shape != (streams, 6) or not np.all(np.isfinite(th)):
+        raise ValueError(f"theta0 must be a finite array of shape (6,) or (streams, 6) = ({streams}, 6); "
+                         f"got shape {th.shape}")
+    return np.ascontiguousarray(th)
+
+
+def _updates(duration: float, eta: float) -> int:
+    """floor(duration / eta), read as the nearest integer when within 1e-9 relative of it."""
+    q = duration / eta
+    n = round(q)
+    return int(n) if abs(q - n) <= 1e-9 * max(1.0, q) else int(math.floor(q))
+
+
+def _stream_config(b, streams, first_stream, seed) -> dict:
+    """Validated sampling parameters of an SGD run."""
+    return {
+        "b": _int(b, "b", 1, " (batch size)"),
+        "streams": _int(streams, "streams", 1, ""),
+        "first_stream": _int(first_stream, "first_stream", 0, ""),
+        "seed": _seed(seed),
+    }
+
+
+def _run_config(eta, lam, horizon, check_every, threshold, source_time, stop_at_recovery) -> dict:
+    """Validated parameters shared by SGD and GD runs."""
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
+        raise ValueError(f"threshold must be a finite number; got {threshold!r}")
+    return {
+        "eta": _real(eta, "eta", positive=True, what=" (step size)"),
+        "lam": _real(lam, "lam", what=" (weight decay)"),
+        "horizon": _real(horizon, "horizon", positive=True, what=" (target time)"),
+        "check_every": _int(check_every, "check_every", 1, " (updates between risk checks)"),
+        "threshold": float(threshold),
+        "source_time": _real(source_time, "source_time", what=" (T)"),
+        "stop_at_recovery": bool(stop_at_recovery),
+    }
+
+
+def _threads(threads) -> int:
+    most = numba.config.NUMBA_NUM_THREADS
+    if threads is None:
+        return most
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= most:
+        raise ValueError(f"threads must be an integer in [1, {most}]; got {threads!r}")
+    return int(threads)
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+# --- results ------------------------------------------------------------------------------------
+
+
+@dataclass
+class SimResult:
+    """Per-stream outcomes of one simulation, with its configuration (times in target time units).
+
+    ``recovery_time`` / ``first_disagreement_time``: NaN where none; ``disagreements``:
+    sampled disagreeing inputs (target phase); ``final_angle``: angle between w1 and w2 at
+    the end (the recovery time when the run stops there); ``trace[s, m] = (risk, angle)`` at
+    check m when requested (NaN after a stop).
+    """
+
+    config: dict
+    seed: int
+    stream_ids: np.ndarray
+    recovery_time: np.ndarray
+    recovered: np.ndarray
+    first_disagreement_time: np.ndarray
+    disagreements: np.ndarray
+    final_angle: np.ndarray
+    final_theta: np.ndarray
+    updates: np.ndarray
+    checkpoint: np.ndarray | None = None
+    trace: np.ndarray | None = None
+    elapsed_s: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict (NaN -> None)."""
+
+        def clean(a):
+            return [None if isinstance(v, float) and math.isnan(v) else v for v in np.asarray(a).tolist()]
+
+        out = {
+            "config": self.config,
+            "seed": self.seed,
+            "stream_ids": self.stream_ids.tolist(),
+            "recovery_time": clean(self.recovery_time),
+            "recovered": self.recovered.tolist(),
+            "first_disagreement_time": clean(self.first_disagreement_time),
+            "disagreements": self.disagreements.tolist(),
+            "final_angle": clean(self.final_angle),
+            "updates": self.updates.tolist(),
+            "elapsed_s": self.elapsed_s,
+        }
+        if self.checkpoint is not None:
+            out["checkpoint_angle"] = clean(angles(self.checkpoint))
+        return out
+
+
+def angles(theta) -> np.ndarray:
+    """Angle in [0, pi] between w1 and w2 for each row of ``theta`` (atan2 form)."""
+    th = np.atleast_2d(np.asarray(theta, dtype=float))
+    c = th[:, 2] * th[:, 5] - th[:, 3] * th[:, 4]
+    d = th[:, 2] * th[:, 4] + th[:, 3] * th[:, 5]
+    return np.arctan2(np.abs(c), d)
+
+
+def balanced_checkpoint(delta0: float, amplitude: float = AMPLITUDE) -> np.ndarray:
+    """Appendix 19's constructed checkpoint: a_i = |w_i| = sqrt(B/2), w_i at angles +-delta0/2.
+
+    >>> th = balanced_checkpoint(1e-4)
+    >>> bool(th[0] == th[1] == math.sqrt(0.45)), round(float(angles(th)[0]), 15)
+    (True, 0.0001)
+    """
+    d = _delta0(delta0)
+    r = math.sqrt(_real(amplitude, "amplitude", positive=True) / 2.0)
+    c, s = math.cos(d / 2.0), math.sin(d / 2.0)
+    return np.array([r, r, r * c, r * s, r * c, -r * s])
+
+
+def _git_revision() -> str | None:
+    """The checked-out commit, read from the repository's .git files (no subprocess)."""
+    root = Path(__file__).resolve().parents[2] / ".git"
+    try:
+        head = (root / "HEAD").read_text().strip()
+        if not head.startswith("ref: "):
+            return head
+        ref = head[5:]
+        path = root / ref
+        if path.exists():
+            return path.read_text().strip()
+        for line in (root / "packed-refs").read_text().splitlines():
+            if line.endswith(" " + ref):
+                return line.split()[0]
+    except OSError:
+        return None
+    return None
+
+
+def _result(cfg, ids, eta, rec, first, count, theta, updates, t0, checkpoint=None, trace=None) -> SimResult:
+    rec_t = np.where(rec >= 0, rec * eta, np.nan)
+    first_t = np.where(first >= 0, first * eta, np.nan)
+    cfg = dict(cfg, git_revision=_git_revision())
+    return SimResult(config=cfg, seed=cfg["seed"], stream_ids=ids, recovery_time=rec_t, recovered=rec >= 0,
+                     first_disagreement_time=first_t, disagreements=count, final_angle=angles(theta),
+                     final_theta=theta, updates=updates, checkpoint=checkpoint, trace=trace,
+                     elapsed_s=time.perf_counter() - t0)
+
+
+# --- SGD ----------------------------------------------------------------------------------------
+
+
+def simulate_sgd(theta0=None, *, delta0=None, b: int, eta: float, horizon: float, lam: float = 0.05,
+                 streams: int = 64, first_stream: int = 0, seed: int = 0, check_every: int = 10,
+                 threshold: float = THRESHOLD, stop_at_recovery: bool = True, source_time: float = 0.0,
+                 noise_s: float = 0.0, noise: str = "independent", trace: bool = False, threads: int | None = None,
+                 progress: Progress | None = None) -> SimResult:
+    """Online SGD on ``streams`` streams (ids ``first_stream ...``) through target time ``horizon``.
+
+    Parameters: ``theta0`` (shape (6,) or (streams, 6)) or ``delta0`` (the constructed
+    checkpoint :func:`balanced_checkpoint`); batch size ``b``; step ``eta``; weight decay
+    ``lam`` (both phases); risk checked every ``check_every`` updates from update 0;
+    ``stop_at_recovery`` ends a stream at recovery; ``source_time`` T > 0 makes a warm run
+    (``floor(T/eta)`` source SGD updates from ``theta0``, checkpoint kept in ``checkpoint``);
+    ``noise_s`` s >= 0 adds ``s sqrt(eta) xi_i`` to each unit after every target step,
+    ``noise`` 'independent' or 'shared' between the units; ``trace`` records (risk, angle)
+    at every check. ``threads`` (default all) and ``progress(done, total)`` (called with the
+    updates done over both phases, the run then proceeding in horizon segments) change only
+    the schedule, never the numbers.
+    """
+    cfg = dict(optimizer="sgd", **_stream_config(b, streams, first_stream, seed),
+               **_run_config(eta, lam, horizon, check_every, threshold, source_time, stop_at_recovery))
+    cfg["noise_s"] = _real(noise_s, "noise_s", what=" (s)")
+    if noise not in NOISE_MODES:
+        raise ValueError(f"noise must be 'independent' or 'shared'; got {noise!r}")
+    cfg["noise"] = noise
+    if delta0 is not None:
+        cfg["delta0"] = _delta0(delta0)
+    S = cfg["streams"]
+    th0 = _theta0(theta0, delta0, S)
+    n_threads = _threads(threads)
+    eta = cfg["eta"]
+    n_target, n_source = _updates(cfg["horizon"], eta), _updates(cfg["source_time"], eta)
+    cfg.update(target_updates=n_target, source_updates=n_source)
+    ids = np.arange(cfg["first_stream"], cfg["first_stream"] + S, dtype=np.int64)
+    run = _SGDRun(cfg, n_source, n_target, NOISE_MODES[noise] if cfg["noise_s"] > 0.0 else K.NOISE_NONE, n_threads)
+    tgt = R.seed_states(cfg["seed"], ids, PHASE_TARGET, n_source)
+    nst = R.seed_states(cfg["seed"], ids, PHASE_NOISE, n_source)
+    out = _alloc(S, n_target // cfg["check_every"] + 1 if trace else 0)
+    ckpt = np.empty((S, 6)) if n_source > 0 else None
+    t0 = time.perf_counter()
+    old = numba.get_num_threads()
+    numba.set_num_threads(n_threads)
+    try:
+        if progress is None and n_source > 0:
+            src = R.seed_states(cfg["seed"], ids, PHASE_SOURCE, 0)
+            K._warm_sgd(th0, src, tgt, nst, *run.head, n_source, n_target, *run.tail, run.chunk(S), ckpt, *out)
+        elif progress is None:
+            K._sgd_streams(th0, tgt, nst, True, *run.head, n_target, *run.tail, run.chunk(S), *out)
+        else:
+            start = th0
+            if n_source > 0:
+                src = R.seed_states(cfg["seed"], ids, PHASE_SOURCE, 0)
+                run.source_in_segments(th0, src, nst, ckpt, progress)
+                start = ckpt
+            run.target_in_segments(start, tgt, nst, out, progress)
+    finally:
+        numba.set_num_threads(old)
+    theta, _, _, rec, first, count, updates, tr = out
+    return _result(cfg, ids, eta, rec, first, count, theta, updates, t0, ckpt, tr if trace else None)
+
+
+def _alloc(S: int, n_trace: int) -> list:
+    """Kernel outputs: theta, input states, noise states, rec, first, count, updates, trace."""
+    return [np.empty((S, 6)), np.empty((S, 4), dtype=np.uint64), np.empty((S, 4), dtype=np.uint64),
+            np.empty(S, dtype=np.int64), np.empty(S, dtype=np.int64), np.empty(S, dtype=np.int64),
+            np.empty(S, dtype=np.int64), np.full((S, n_trace, 2), np.nan)]
+
+
+class _SGDRun:
+    """A run cut into horizon segments for progress reports, with the one-shot's exact numbers.
+
+    A segment continues every live stream from its parameters and generator states, so the
+    draws and updates are those of the one-shot run; segments are multiples of
+    ``check_every`` updates, so the checks fall on the same updates (a segment's check at its
+    update 0 repeats the previous segment's last check, on the same parameters); streams
+    that stopped at recovery leave the live set. Per-stream results are merged with the
+    update offset.
+    """
+
+    SEGMENTS = 50  # progress reports per phase, about
+
+    def __init__(self, cfg: dict, n_source: int, n_target: int, mode: int, threads: int):
+        self.cfg, self.n_source, self.n_target, self.threads = cfg, n_source, n_target, threads
+        self.head = (cfg["b"], cfg["eta"], cfg["lam"])
+        self.tail = (cfg["check_every"], cfg["threshold"], cfg["stop_at_recovery"], cfg["noise_s"], mode)
+        self.total = n_source + n_target
+
+    def chunk(self, streams: int) -> int:
+        """Streams per parallel chunk: whole lane pools, one chunk per thread (schedule only)."""
+        return K.LANES * _ceil_div(_ceil_div(streams, self.threads), K.LANES)
+
+    def _segment(self, n: int) -> int:
+        k = self.cfg["check_every"]
+        return k * max(1, _ceil_div(_ceil_div(n, self.SEGMENTS), k))
+
+    def source_in_segments(self, th0, states, nstates, ckpt, progress: Progress) -> None:
+        S = th0.shape[0]
+        theta, st = th0.copy(), states.copy()
+        done, seg = 0, self._segment(self.n_source)
+        while done < self.n_source:
+            m = min(seg, self.n_source - done)
+            o = _alloc(S, 0)
+            K._sgd_streams(theta, st, nstates, False, *self.head, m, 0, self.cfg["threshold"], False, 0.0,
+                           K.NOISE_NONE, self.chunk(S), *o)
+            theta, st = o[0], o[1]
+            done += m
+            progress(done, self.total)
+        ckpt[:] = theta
+
+    def target_in_segments(self, th0, states, nstates, out, progress: Progress) -> None:
+        theta, st, ns, rec, first, count, upd, tr = out
+        theta[:], st[:], ns[:] = th0, states, nstates
+        rec[:], first[:], count[:], upd[:] = -1, -1, 0, 0
+        k, stop = self.cfg["check_every"], self.cfg["stop_at_recovery"]
+        live = np.arange(theta.shape[0])
+        done, seg = 0, self._segment(self.n_target)
+        while live.size and done < self.n_target:
+            m = min(seg, self.n_target - done)
+            o = _alloc(live.size, m // k + 1 if tr.shape[1] else 0)
+            K._sgd_streams(theta[live], st[live], ns[live], True, *self.head, m, *self.tail, self.chunk(live.size),
+                           *o)
+            theta[live], st[live], ns[live] = o[0], o[1], o[2]
+            new_rec = (rec[live] < 0) & (o[3] >= 0)
+            rec[live[new_rec]] = o[3][new_rec] + done
+            new_first = (first[live] < 0) & (o[4] >= 0)
+            first[live[new_first]] = o[4][new_first] + done
+            count[live] += o[5]
+            upd[live] = o[6] + done
+            if tr.shape[1]:
+                tr[live, done // k: done // k + o[7].shape[1]] = o[7]
+            done += m
+            if stop:
+                live = live[rec[live] < 0]
+            progress(self.n_source + done, self.total)
+        if done < self.n_target:  # every stream stopped early
+            progress(self.total, self.total)
+
+
+# --- GD -----------------------------------------------------------------------------------------
+
+
+def simulate_gd(theta0=None, *, delta0=None, eta: float, horizon: float, lam: float = 0.05,
+                check_every: int = 10, threshold: float = THRESHOLD, stop_at_recovery: bool = True,
+                source_time: float = 0.0, trace: bool = False) -> SimResult:
+    """Population GD ``theta <- theta - eta grad(R + lam/2 |theta|^2)`` (exact gradient).
+
+    Rows of ``theta0`` are independent runs (``delta0`` gives one constructed run); with
+    ``source_time`` T > 0, ``floor(T/eta)`` source GD steps come first. Disagreement fields
+    are NaN / 0 (GD samples no inputs).
+    """
+    th = np.asarray(theta0, dtype=float) if theta0 is not None else None
+    S = 1 if th is None or th.ndim == 1 else th.shape[0]
+    cfg = dict(optimizer="gd", runs=S, seed=None,
+               **_run_config(eta, lam, horizon, check_every, threshold, source_time, stop_at_recovery))
+    if delta0 is not None:
+        cfg["delta0"] = _delta0(delta0)
+    th0 = _theta0(theta0, delta0, S)
+    if np.any(np.hypot(th0[:, 2], th0[:, 3]) == 0.0) or np.any(np.hypot(th0[:, 4], th0[:, 5]) == 0.0):
+        raise ValueError("theta0: hidden vectors w1 and w2 must be nonzero for GD")
+    eta = cfg["eta"]
+    n_target, n_source = _updates(cfg["horizon"], eta), _updates(cfg["source_time"], eta)
+    cfg.update(target_updates=n_target, source_updates=n_source)
+    t0 = time.perf_counter()
+    ckpt = None
+    start = th0
+    rec = np.empty(S, dtype=np.int64)
+    upd = np.empty(S, dtype=np.int64)
+    if n_source > 0:
+        ckpt = np.empty((S, 6))
+        K._gd_streams(th0, False, eta, cfg["lam"], n_source, 0, cfg["threshold"], False, ckpt, rec, upd,
+                      np.empty((S, 0, 2)))
+        start = ckpt
+    n_trace = n_target // cfg["check_every"] + 1 if trace else 0
+    tr = np.full((S, n_trace, 2), np.nan)
+    theta = np.empty((S, 6))
+    K._gd_streams(start, True, eta, cfg["lam"], n_target, cfg["check_every"], cfg["threshold"],
+                  cfg["stop_at_recovery"], theta, rec, upd, tr)
+    res = _result(cfg, np.arange(S), eta, rec, np.full(S, -1), np.zeros(S, dtype=np.int64), theta, upd, t0, ckpt,
+                  tr if trace else None)
+    return res
+
+
+# --- summary ------------------------------------------------------------------------------------
+
+
+def recovery_summary(res: SimResult, z: float = Z95) -> dict:
+    """Recovered count and fraction with its Wilson interval, Gamma, the Poisson reference, ...
+
+    ``gamma = b delta0 / eta`` (``delta0`` from the configuration, else the mean initial
+    angle); ``poisson_reference = 1 - exp(-gamma / (pi lam))`` (Section 8; None at
+    lam = 0); ``disagreement_first_fraction``: among recovered runs, the fraction whose
+    first disagreement came no later than the recovery update; ``median_recovery_time``
+    over recovered runs (None when there are none).
+    """
+    cfg = res.config
+    n = int(res.recovered.size)
+    k = int(res.recovered.sum())
+    lo, hi = wilson_interval(k, n, z)
+    delta0 = cfg.get("delta0")
+    gamma = cfg["b"] * delta0 / cfg["eta"] if delta0 is not None and "b" in cfg else None
+    lam = cfg["lam"]
+    poisson = 1.0 - math.exp(-gamma / (math.pi * lam)) if gamma is not None and lam > 0 else None
+    rec_t = res.recovery_time[res.recovered]
+    first_t = res.first_disagreement_time[res.recovered]
+    dis_first = float(np.mean(first_t <= rec_t)) if k else None  # NaN (no disagreement) compares False
+    return {
+        "streams": n,
+        "recovered": k,
+        "fraction": k / n,
+        "wilson95": [lo, hi],
+        "gamma": gamma,
+        "poisson_reference": poisson,
+        "disagreement_first_fraction": dis_first,
+        "median_recovery_time": float(np.median(rec_t)) if k else None,
+        "config": cfg,
+    }
+
+
+# --- extended precision -------------------------------------------------------------------------
+
+_LD = np.longdouble
+_PI_LD = np.longdouble("3.14159265358979323846264338327950288")
+_TWO53 = _LD(2.0) ** -53
+
+
+def _risk_ld(th: np.ndarray) -> np.ndarray:
+    """Target risk of longdouble parameter rows (..., 6), by the direct formulas.
+
+    ``K = (c + (pi - atan2(c, d)) d) / (2 pi)`` cancels only for near-opposite units
+    (d < 0, t near pi), never met by the runs this path replays.
+    """
+    a1, a2, u0, u1, v0, v1 = np.moveaxis(th, -1, 0)
+    c = np.abs(u0 * v1 - u1 * v0)
+    d = u0 * v0 + u1 * v1
+    k12 = (c + (_PI_LD - np.arctan2(c, d)) * d) / (2 * _PI_LD)
+    n1sq, n2sq = u0 * u0 + u1 * u1, v0 * v0 + v1 * v1
+    quad = a1 * a1 * n1sq / 2 + a2 * a2 * n2sq / 2 + 2 * a1 * a2 * k12
+    lin = (2 / _PI_LD) * (a1 * np.sqrt(n1sq) + a2 * np.sqrt(n2sq))
+    return (quad - 2 * lin + 2) / 2
+
+
+def _step_ld(th, x0, x1, y, b, eta, lam):
+    """One longdouble SGD update of parameter rows th (L, 6) on batches (L, b); (new th, disagreements)."""
+    z1 = th[:, 2:3] * x0 + th[:, 3:4] * x1
+    z2 = th[:, 4:5] * x0 + th[:, 5:6] * x1
+    on1, on2 = z1 > 0, z2 > 0
+    h1, h2 = np.where(on1, z1, 0), np.where(on2, z2, 0)
+    r = th[:, 0:1] * h1 + th[:, 1:2] * h2 - y
+    q1, q2 = np.where(on1, r, 0), np.where(on2, r, 0)
+    g = np.stack([np.sum(r * h1, axis=1), np.sum(r * h2, axis=1),
+                  th[:, 0] * np.sum(q1 * x0, axis=1), th[:, 0] * np.sum(q1 * x1, axis=1),
+                  th[:, 1] * np.sum(q2 * x0, axis=1), th[:, 1] * np.sum(q2 * x1, axis=1)], axis=1)
+    return th - eta * (g / b + lam * th), np.count_nonzero(on1 != on2, axis=1)
+
+
+def simulate_extended(theta0=None, *, delta0=None, b: int, eta: float, horizon: float, lam: float = 0.05,
+                      streams: int = 4, first_stream: int = 0, seed: int = 0, check_every: int = 10,
+                      threshold: float = THRESHOLD, block_updates: int = 256) -> SimResult:
+    """Fresh target SGD in ``numpy.longdouble`` from the same draws as :func:`simulate_sgd`.
+
+    Each input uses its stream's two raw outputs exactly as the float64 kernels do (the
+    53-bit radius and angle uniforms are exact in longdouble); the radius, the angle's cosine
+    and sine, the model, the update and the analytic risk are all longdouble (64-bit
+    significand on x86-64). Streams stop at recovery. A NumPy loop over updates, vectorised
+    over the live streams and the batch: tens of microseconds per update plus about
+    0.1-0.3 microseconds per input, so meant for a few streams or short horizons.
+    """
+    cfg = dict(optimizer="sgd-longdouble", **_stream_config(b, streams, first_stream, seed),
+               **_run_config(eta, lam, horizon, check_every, threshold, 0.0, True))
+    cfg.update(noise_s=0.0, longdouble_eps=float(np.finfo(_LD).eps))
+    if delta0 is not None:
+        cfg["delta0"] = _delta0(delta0)
+    S, b, eta_f, k = cfg["streams"], cfg["b"], cfg["eta"], cfg["check_every"]
+    th = _theta0(theta0, delta0, S).astype(_LD)
+    n_target = _updates(cfg["horizon"], eta_f)
+    cfg["target_updates"] = n_target
+    ids = np.arange(cfg["first_stream"], cfg["first_stream"] + S, dtype=np.int64)
+    states = R.seed_states(cfg["seed"], ids, PHASE_TARGET, 0)
+    eta_ld, lam_ld = _LD(eta_f), _LD(cfg["lam"])
+    rec = np.where(_risk_ld(th) <= threshold, 0, -1).astype(np.int64)
+    first = np.full(S, -1, dtype=np.int64)
+    count = np.zeros(S, dtype=np.int64)
+    upd = np.zeros(S, dtype=np.int64)
+    t0 = time.perf_counter()
+    raw = np.empty((S, 2 * b * block_updates), dtype=np.uint64)
+    n = 0
+    while n < n_target and np.any(rec < 0):
+        m = min(block_updates, n_target - n)
+        for s in np.flatnonzero(rec < 0):
+            R._fill_raw(states, s, 2 * b * m, raw[s])
+        r = raw[:, : 2 * b * m].reshape(S, m, b, 2)
+        rho = 2 * np.sqrt((r[..., 0] >> np.uint64(11)).astype(_LD) * _TWO53)
+        phi = 2 * _PI_LD * ((r[..., 1] >> np.uint64(11)).astype(_LD) * _TWO53)
+        xs0, xs1 = rho * np.cos(phi), rho * np.sin(phi)
+        live = np.flatnonzero(rec < 0)
+        for j in range(m):
+            th[live], dis = _step_ld(th[live], xs0[live, j], xs1[live, j], rho[live, j], b, eta_ld, lam_ld)
+            n += 1
+            upd[live] = n
+            count[live] += dis
+            first[live[(dis > 0) & (first[live] < 0)]] = n
+            if n % k == 0:
+                hit = live[_risk_ld(th[live]) <= threshold]
+                if hit.size:
+                    rec[hit] = n
+                    live = np.flatnonzero(rec < 0)
+                    if not live.size:
+                        break
+    final = th.astype(float)
+    cfg["git_revision"] = _git_revision()
+    return SimResult(config=cfg, seed=cfg["seed"], stream_ids=ids, recovery_time=np.where(rec >= 0, rec * eta_f, np.nan),
+                     recovered=rec >= 0, first_disagreement_time=np.where(first >= 0, first * eta_f, np.nan),
+                     disagreements=count, final_angle=angles(final), final_theta=final, updates=upd,
+                     elapsed_s=time.perf_counter() - t0)
