@@ -8,6 +8,8 @@ import os
 
 from hypothesis import HealthCheck, settings
 
+os.environ.setdefault("MPLBACKEND", "Agg")  # figures are written to files; no display
+
 pytest_plugins = ("verify.plugin",)
 
 settings.register_profile("dev", max_examples=60, deadline=None)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import decimal
 from fractions import Fraction
+from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -104,10 +105,12 @@ def _directed(x: mpmath.mpf, digits: int, up: bool) -> str:
 class Audit:
     """Collects what one check found: our value(s) and the evidence sentence."""
 
-    def __init__(self, claim_id: str | None):
+    def __init__(self, claim_id: str | None, figures_dir: Path | None = None):
         self.claim_id = claim_id
         self.values: list[str] = []
         self.notes: list[str] = []
+        self.figures: list[str] = []
+        self.figures_dir = figures_dir
 
     def ours(self, value, digits: int = 50, label: str | None = None) -> None:
         """Record our value (numbers to ``digits`` significant digits)."""
@@ -117,6 +120,21 @@ class Audit:
     def evidence(self, text: str) -> None:
         """Record how our value was obtained and the tolerance used (one or two sentences)."""
         self.notes.append(text.strip())
+
+    def figure(self, fig, name: str) -> Path | None:
+        """Save a matplotlib figure as ``figures/<name>.png`` beside the report and link it.
+
+        Returns the path written, or None when this run has no report directory.
+        """
+        if not name or any(ch in name for ch in "/\\ "):
+            raise ValueError(f"name must be a plain file stem without spaces or slashes; got {name!r}")
+        if self.figures_dir is None:
+            return None
+        self.figures_dir.mkdir(parents=True, exist_ok=True)
+        path = self.figures_dir / f"{name}.png"
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+        self.figures.append(f"figures/{name}.png")
+        return path
 
 
 def rounds_to(ours, quoted: str) -> bool:

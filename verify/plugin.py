@@ -37,6 +37,12 @@ def audit_profile(config) -> str:
     return "full" if config.getoption("--full") or env == "full" else "quick"
 
 
+def report_dir(config) -> Path:
+    """The report directory (``--report-dir``, relative to where pytest was started)."""
+    out_dir = Path(config.getoption("--report-dir"))
+    return out_dir if out_dir.is_absolute() else Path(config.invocation_params.dir) / out_dir
+
+
 def pytest_configure(config):
     config.stash[_STATE_KEY] = {"results": {}, "audits": {}, "claims_seen": False}
 
@@ -63,7 +69,7 @@ def pytest_collection_modifyitems(session, config, items):
 def audit(request) -> Audit:
     """Recorder for our value and the evidence of the claim this check names."""
     mark = request.node.get_closest_marker("claim")
-    rec = Audit(mark.args[0] if mark else None)
+    rec = Audit(mark.args[0] if mark else None, figures_dir=report_dir(request.config) / "figures")
     request.config.stash[_STATE_KEY]["audits"][request.node.nodeid] = rec
     return rec
 
@@ -106,6 +112,7 @@ def pytest_runtest_makereport(item, call):
             discrepancy=mark.kwargs.get("discrepancy"),
             values=list(rec.values),
             notes=list(rec.notes),
+            figures=list(rec.figures),
             message=message,
         )
     return report
@@ -117,10 +124,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         return
     root = Path(config.rootpath)
     report = build_report(load_registry(), list(state["results"].values()), audit_profile(config), root)
-    out_dir = Path(config.getoption("--report-dir"))
-    if not out_dir.is_absolute():
-        out_dir = Path(config.invocation_params.dir) / out_dir
-    json_path, md_path = write_report(report, out_dir)
+    json_path, md_path = write_report(report, report_dir(config))
     tr = terminalreporter
     tr.section("paper audit")
     width = max(len(p) for p in report["summary"])

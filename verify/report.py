@@ -33,6 +33,7 @@ class CheckResult:
     discrepancy: str | None = None
     values: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    figures: list[str] = field(default_factory=list)
     message: str = ""
 
 
@@ -92,6 +93,7 @@ def build_report(registry: dict[str, Claim], results: list[CheckResult], profile
                 "reading": " ".join(readings),
                 "discrepancy": " ".join(discrepancies),
                 "evidence": evidence,
+                "figures": [f for r in checks for f in r.figures],
                 "checks": [f"{r.nodeid} [{r.outcome}]" for r in checks],
             }
         )
@@ -153,7 +155,10 @@ def render_markdown(report: dict) -> str:
                 lines.append(f"- reading: {_md_escape(c['reading'])}")
             if c["discrepancy"]:
                 lines.append(f"- discrepancy: {_md_escape(c['discrepancy'])}")
-            lines += [f"- evidence: {_md_escape(c['evidence']) or '—'}", ""]
+            lines.append(f"- evidence: {_md_escape(c['evidence']) or '—'}")
+            for fig in c.get("figures", []):
+                lines.append(f"- figure: [{fig}]({fig})")
+            lines.append("")
     return "\n".join(lines) + "\n"
 
 
