@@ -49,6 +49,6 @@ def test_unverifiable_claims_have_no_check():
     assert not both, f"claims marked unverifiable that also have checks: {both}"
 
 
-@pytest.mark.parametrize("paper", ["rare_gates", "multipath"])
+@pytest.mark.parametrize("paper", ["rare_gates", "multipath", "central_flow"])
 def test_paper_has_claims(paper):
     assert any(c.paper == paper for c in load_registry().values())

@@ -1,0 +1,206 @@
+"""Two-layer ReLU inside a fixed activation region (Appendix D; Figures 3 and 4).
+
+Model: g(theta, x) = U sigma(V^T x), U in R^{n x r} (columns u_j), V in R^{d x r} (columns
+v_j), data x_1..x_N (rows of X) with targets y_i (rows of Y), loss (reading: the sum of
+squares, as the paper's sums over i in N_e suggest) L = (1/2) sum_i |g(theta, x_i) - y_i|^2.
+In a fixed activation region the gates s_i = 1[V^T x_i > 0], D_i = diag(s_i), are
+constants and L = (1/2) sum_i |U D_i V^T x_i - y_i|^2, a polynomial in theta.
+
+Readings of the lost definitions (the paper keeps P_U, R_U, Pi, N_e, N'_e):
+pi_i := D_i V^T x_i (the activations), Pi := sum_i pi_i pi_i^T, alpha_i := D_i delta_V^T x_i
+(the gated oscillation of the pre-activations), R_alpha := sum_i E[alpha_i alpha_i^T], so
+N_e = sum_i E[alpha_i pi_i^T delta_U^T U] and N'_e = sum_i E[delta_U^T U alpha_i pi_i^T] are
+the paper's, and
+
+    B~_ReLU = P_U R_alpha + R_alpha P_U - Pi R_U - R_U Pi + 2 (N_e - N'_e),
+
+the matrix-factorisation B~ with (P_V, R_V, N, N') -> (Pi, R_alpha, N_e, N'_e) (with
+X = I and all gates open it is exactly the MF matrix). Derivation: as for MF, the residual
+part of <H, Sigma> is invariant along Delta_A for A in Diag(r) (the outputs are, and A
+commutes with D_i), and pi_i' = -A pi_i, U' = U A, so D_{Delta_A} <H, Sigma> = tr(A B~_ReLU)
+for diagonal A; only diag(B~_ReLU) is observed: B_ReLU = P_Diag(r) B~_ReLU,
+Psi_A' = -eta <A, B_ReLU> and h_j' = -eta (B~_ReLU)_jj.
+
+>>> U, V, X, Y = relu_symbols(1, 2, 2, 2)
+>>> region_loss(U, V, X, Y, ((1, 1), (1, 0))).has(V[0, 1] * X[1, 0])
+False
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sympy as sp
+
+from .laws import directional, eta, gradient, hessian, matrix_symbols, vec
+
+
+def relu_symbols(n: int, d: int, r: int, N: int) -> tuple[sp.Matrix, sp.Matrix, sp.Matrix, sp.Matrix]:
+    """(U, V, X, Y): n x r, d x r weights, N x d inputs (rows x_i), N x n targets (rows y_i)."""
+    return matrix_symbols("U", n, r), matrix_symbols("V", d, r), matrix_symbols("X", N, d), matrix_symbols("Y", N, n)
+
+
+def samples(n: int, d: int, r: int, K: int) -> list[tuple[sp.Matrix, sp.Matrix]]:
+    """K symbolic oscillation samples (delta_U^(k), delta_V^(k)); Sigma = sum_k delta^(k) delta^(k)T."""
+    return [(matrix_symbols(f"dU{k}", n, r), matrix_symbols(f"dV{k}", d, r)) for k in range(K)]
+
+
+def _gate(gates, i: int) -> sp.Matrix:
+    return sp.diag(*gates[i])
+
+
+def region_loss(U, V, X, Y, gates) -> sp.Expr:
+    """L = (1/2) sum_i |U D_i V^T x_i - y_i|^2 with the gates D_i = diag(gates[i]) held fixed."""
+    total = sp.Integer(0)
+    for i in range(X.shape[0]):
+        e = U * _gate(gates, i) * V.T * X[i, :].T - Y[i, :].T
+        total += (e.T * e)[0]
+    return total / 2
+
+
+def contractions(U, V, X, gates, deltas) -> dict[str, sp.Matrix]:
+    """P_U, R_U, Pi, R_alpha, N_e, N'_e (Appendix D; readings in the module docstring)."""
+    r = U.shape[1]
+    out = {k: sp.zeros(r, r) for k in ("R_U", "Pi", "R_alpha", "N_e", "N'_e")}
+    out["P_U"] = U.T * U
+    for i in range(X.shape[0]):
+        pi = _gate(gates, i) * V.T * X[i, :].T
+        out["Pi"] += pi * pi.T
+    for dU, dV in deltas:
+        out["R_U"] += dU.T * dU
+        for i in range(X.shape[0]):
+            Di = _gate(gates, i)
+            pi = Di * V.T * X[i, :].T
+            alpha = Di * dV.T * X[i, :].T
+            out["R_alpha"] += alpha * alpha.T
+            out["N_e"] += alpha * pi.T * dU.T * U
+            out["N'_e"] += dU.T * U * alpha * pi.T
+    return out
+
+
+def breaking_matrix(U, V, X, gates, deltas) -> sp.Matrix:
+    """B~_ReLU = P_U R_alpha + R_alpha P_U - Pi R_U - R_U Pi + 2 (N_e - N'_e)."""
+    c = contractions(U, V, X, gates, deltas)
+    B = c["P_U"] * c["R_alpha"] + c["R_alpha"] * c["P_U"] - c["Pi"] * c["R_U"] - c["R_U"] * c["Pi"]
+    return (B + 2 * (c["N_e"] - c["N'_e"])).applyfunc(sp.expand)
+
+
+def project_diag(B: sp.Matrix) -> sp.Matrix:
+    """P_Diag(r) B: the diagonal part (the orthogonal projection onto Diag(r))."""
+    return sp.diag(*[B[j, j] for j in range(B.shape[0])])
+
+
+def _pairing(H, deltas) -> sp.Expr:
+    total = sp.Integer(0)
+    for dU, dV in deltas:
+        dv = vec(dU, dV)
+        total += (dv.T * H * dv)[0]
+    return sp.expand(total)
+
+
+@lru_cache(maxsize=None)
+def drift_identity(n: int, d: int, r: int, N: int, gates: tuple, K: int = 2) -> tuple[sp.Expr, sp.Expr]:
+    """(ours, paper): D_{Delta_A} <H, Sigma> from the region loss's Hessian, and tr(A B~_ReLU), A diagonal symbolic.
+
+    >>> ours, paper = drift_identity(1, 2, 2, 2, ((1, 1), (0, 1)), 1)
+    >>> sp.expand(ours - paper)
+    0
+    """
+    U, V, X, Y = relu_symbols(n, d, r, N)
+    lam = sp.symbols(f"lambda0:{r}", real=True)
+    A = sp.diag(*lam)
+    deltas = samples(n, d, r, K)
+    theta = list(vec(U, V))
+    H = hessian(region_loss(U, V, X, Y, gates), theta)
+    ours = directional(_pairing(H, deltas), theta, vec(U * A, -V * A))
+    paper = sp.expand((A * breaking_matrix(U, V, X, gates, deltas)).trace())
+    return ours, paper
+
+
+@lru_cache(maxsize=None)
+def law_rates(n: int, d: int, r: int, N: int, gates: tuple, K: int = 2) -> tuple[list, list]:
+    """(ours, paper): h_j' = -(eta/2) D_{grad h_j} <H, Sigma> from the Hessian, and -eta (B~_ReLU)_jj (Figure 3)."""
+    U, V, X, Y = relu_symbols(n, d, r, N)
+    deltas = samples(n, d, r, K)
+    theta = list(vec(U, V))
+    H = hessian(region_loss(U, V, X, Y, gates), theta)
+    pair = _pairing(H, deltas)
+    B = breaking_matrix(U, V, X, gates, deltas)
+    ours, paper = [], []
+    for j in range(r):
+        hj = (U[:, j].T * U[:, j])[0] - (V[:, j].T * V[:, j])[0]
+        ours.append(sp.expand(-eta / 2 * directional(pair, theta, gradient(hj, theta))))
+        paper.append(sp.expand(-eta * B[j, j]))
+    return ours, paper
+
+
+def output_rate(n: int, d: int, r: int, N: int, gates: tuple) -> sp.Matrix:
+    """D_{Delta_A} of the outputs U D_i V^T x_i for A diagonal: zero (U' = U A, V' = -V A keep the function).
+
+    >>> output_rate(2, 2, 3, 2, ((1, 0, 1), (0, 1, 1)))
+    Matrix([
+    [0, 0],
+    [0, 0]])
+    """
+    U, V, X, _ = relu_symbols(n, d, r, N)
+    A = sp.diag(*sp.symbols(f"lambda0:{r}", real=True))
+    theta = list(vec(U, V))
+    direction = vec(U * A, -V * A)
+    cols = [U * _gate(gates, i) * V.T * X[i, :].T for i in range(N)]
+    return sp.Matrix.hstack(*cols).applyfunc(lambda e: directional(e, theta, direction))
+
+
+def gram_rates(n: int, d: int, r: int, N: int, gates: tuple) -> dict[str, sp.Matrix]:
+    """P_U' - (A P_U + P_U A) and Pi' + (A Pi + Pi A) along Delta_A, A diagonal: both zero.
+
+    >>> all(M == sp.zeros(2, 2) for M in gram_rates(1, 2, 2, 2, ((1, 1), (1, 0))).values())
+    True
+    """
+    U, V, X, _ = relu_symbols(n, d, r, N)
+    A = sp.diag(*sp.symbols(f"lambda0:{r}", real=True))
+    theta = list(vec(U, V))
+    direction = vec(U * A, -V * A)
+    c = contractions(U, V, X, gates, [])
+    rate = {k: c[k].applyfunc(lambda e: directional(e, theta, direction)) for k in ("P_U", "Pi")}
+    return {
+        "P_U": (rate["P_U"] - (A * c["P_U"] + c["P_U"] * A)).applyfunc(sp.expand),
+        "Pi": (rate["Pi"] + (A * c["Pi"] + c["Pi"] * A)).applyfunc(sp.expand),
+    }
+
+
+def averaged_gradient_gap(loss: sp.Expr, theta, points) -> sp.Matrix:
+    """E[grad L(theta + delta)] - (grad L + (1/2) grad <H, Sigma>) for delta uniform on ``points``.
+
+    ``points`` are perturbation vectors with mean 0 (Appendix D, 'Across activation
+    boundaries': w' = -eta E[grad L(w + delta)], E[delta] = 0); Sigma = E[delta delta^T]. For a
+    polynomial loss of degree <= 4 the gap is the third-moment term
+    E[grad^4 L[delta, delta, delta]]/6, so it vanishes for a symmetric law (points = {+d, -d}).
+    """
+    theta = list(theta)
+    k = len(points)
+    g = gradient(loss, theta)
+    H = hessian(loss, theta)
+    Sigma = sp.zeros(len(theta), len(theta))
+    avg = sp.zeros(len(theta), 1)
+    for p in points:
+        p = sp.Matrix(p)
+        Sigma += p * p.T / k
+        avg += g.subs(dict(zip(theta, [t + pi for t, pi in zip(theta, p)])), simultaneous=True) / k
+    cf = g + gradient(sp.expand((H * Sigma).trace()), theta) / 2
+    return (avg - cf).applyfunc(sp.expand)
+
+
+def gates_at(V: sp.Matrix, X: sp.Matrix) -> tuple:
+    """The gate pattern 1[x_i^T v_j > 0] at exact (rational) V and X, as a tuple of rows."""
+    Z = X * V
+    return tuple(tuple(1 if Z[i, j] > 0 else 0 for j in range(Z.shape[1])) for i in range(Z.shape[0]))
+
+
+def fixed_gate_ratio(V: sp.Matrix, X: sp.Matrix, qV: sp.Matrix, sigma2) -> sp.Expr:
+    """min_{i,j} |z_ij| / |delta z_ij| with z = X V and delta z = sqrt(sigma^2) X q_V (Figures 3-4).
+
+    The fixed-gate condition |z_ij| > sqrt(sigma^2) |q_{v_j}^T x_i| for all (i, j) is this ratio > 1.
+    """
+    Z, dZ = X * V, sp.sqrt(sigma2) * X * qV
+    return min((abs(Z[i, j]) / abs(dZ[i, j]) for i in range(Z.shape[0]) for j in range(Z.shape[1]) if dZ[i, j] != 0),
+               default=sp.oo)

@@ -1,0 +1,222 @@
+"""Float64 losses, gradients and exact dense Hessians of the central-flow paper's three small models.
+
+Parameters are flat float64 vectors, stacked row-major: theta = (u, v) for the scalar model,
+theta = (vec U, vec V) otherwise (U[0, 0], U[0, 1], ..., then V). The losses (readings
+stated in :mod:`derivations.central_flow`):
+
+- scalar: L = (u v - y)^2 / 2;
+- matrix factorisation: L = ||U V^T - Y||_F^2 / 2, U in R^{n x r}, V in R^{m x r}, Y in R^{n x m};
+- two-layer ReLU: L = (1/2) sum_i |U relu(V^T x_i) - y_i|^2, U in R^{n x r}, V in R^{d x r},
+  X in R^{N x d} (rows x_i), Y in R^{N x n}. Its Hessian is the one of the quadratic-in-blocks
+  loss of the activation region containing theta (gates 1[x_i^T v_j > 0]); on a boundary
+  (some x_i^T v_j = 0) it does not exist and ``relu_hessian`` raises ``ValueError``.
+
+All Hessians are exact (closed-form blocks, no differencing). Every public function
+validates its inputs and raises ``ValueError`` naming the bad parameter.
+
+>>> scalar_loss(np.array([2.0, 1.5]), 1.0)
+2.0
+>>> scalar_hessian(np.array([2.0, 1.5]), 1.0).tolist()
+[[2.25, 5.0], [5.0, 4.0]]
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "scalar_loss",
+    "scalar_grad",
+    "scalar_hessian",
+    "mf_unpack",
+    "mf_pack",
+    "mf_loss",
+    "mf_grad",
+    "mf_hessian",
+    "relu_gates",
+    "relu_loss",
+    "relu_grad",
+    "relu_hessian",
+]
+
+
+def _finite_real(x, name: str) -> float:
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise ValueError(f"{name} must be a finite real number; got {x!r}")
+    x = float(x)
+    if not np.isfinite(x):
+        raise ValueError(f"{name} must be a finite real number; got {x!r}")
+    return x
+
+
+def _array(a, name: str, ndim: int) -> np.ndarray:
+    try:
+        arr = np.asarray(a)
+    except Exception as exc:  # ragged nested sequences
+        raise ValueError(f"{name} must be a {ndim}-D array of finite real numbers") from exc
+    if arr.dtype == object or arr.dtype.kind not in "biuf" or arr.dtype.kind == "b":
+        raise ValueError(f"{name} must be a {ndim}-D array of finite real numbers; got dtype {arr.dtype}")
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D array; got shape {arr.shape}")
+    arr = arr.astype(np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite numbers")
+    return arr
+
+
+def _rank(r) -> int:
+    if isinstance(r, (bool, np.bool_)) or not isinstance(r, numbers.Integral) or r < 1:
+        raise ValueError(f"r (the inner dimension) must be an integer >= 1; got {r!r}")
+    return int(r)
+
+
+# --- scalar model ---------------------------------------------------------------------------------
+
+
+def _scalar_args(theta, y):
+    theta = _array(theta, "theta", 1)
+    if theta.shape != (2,):
+        raise ValueError(f"theta must have shape (2,) = (u, v); got {theta.shape}")
+    return theta[0], theta[1], _finite_real(y, "y")
+
+
+def scalar_loss(theta, y) -> float:
+    """L = (u v - y)^2 / 2 for theta = (u, v)."""
+    u, v, y = _scalar_args(theta, y)
+    return float(0.5 * (u * v - y) ** 2)
+
+
+def scalar_grad(theta, y) -> np.ndarray:
+    """grad L = (u v - y) (v, u)."""
+    u, v, y = _scalar_args(theta, y)
+    e = u * v - y
+    return np.array([e * v, e * u])
+
+
+def scalar_hessian(theta, y) -> np.ndarray:
+    """H = [[v^2, 2 u v - y], [2 u v - y, u^2]]."""
+    u, v, y = _scalar_args(theta, y)
+    b = 2.0 * u * v - y
+    return np.array([[v * v, b], [b, u * u]])
+
+
+# --- matrix factorisation -------------------------------------------------------------------------
+
+
+def mf_unpack(theta, n: int, m: int, r: int) -> tuple[np.ndarray, np.ndarray]:
+    """(U, V) from the flat row-major theta of length (n + m) r."""
+    for name, k in (("n", n), ("m", m)):
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral) or k < 1:
+            raise ValueError(f"{name} must be an integer >= 1; got {k!r}")
+    r = _rank(r)
+    theta = _array(theta, "theta", 1)
+    if theta.shape != ((n + m) * r,):
+        raise ValueError(f"theta must have length (n + m) r = {(n + m) * r}; got {theta.shape[0]}")
+    return theta[: n * r].reshape(n, r), theta[n * r :].reshape(m, r)
+
+
+def mf_pack(U, V) -> np.ndarray:
+    """The flat theta of (U, V); U and V must have the same number of columns r."""
+    U, V = _array(U, "U", 2), _array(V, "V", 2)
+    if U.shape[1] != V.shape[1]:
+        raise ValueError(f"U and V must have the same number of columns; got {U.shape} and {V.shape}")
+    return np.concatenate([U.ravel(), V.ravel()])
+
+
+def _mf_args(theta, Y, r):
+    Y = _array(Y, "Y", 2)
+    U, V = mf_unpack(theta, Y.shape[0], Y.shape[1], r)
+    return U, V, Y
+
+
+def mf_loss(theta, Y, r: int) -> float:
+    """L = ||U V^T - Y||_F^2 / 2."""
+    U, V, Y = _mf_args(theta, Y, r)
+    E = U @ V.T - Y
+    return 0.5 * float(np.sum(E * E))
+
+
+def mf_grad(theta, Y, r: int) -> np.ndarray:
+    """grad L = (E V, E^T U), E = U V^T - Y."""
+    U, V, Y = _mf_args(theta, Y, r)
+    E = U @ V.T - Y
+    return np.concatenate([(E @ V).ravel(), (E.T @ U).ravel()])
+
+
+def mf_hessian(theta, Y, r: int) -> np.ndarray:
+    """The exact (n + m) r square Hessian.
+
+    d2L/dU_ia dU_jb = delta_ij (V^T V)_ab;  d2L/dV_ka dV_lb = delta_kl (U^T U)_ab;
+    d2L/dU_ia dV_lb = U_ib V_la + delta_ab E_il.
+    """
+    U, V, Y = _mf_args(theta, Y, r)
+    n, m = Y.shape
+    E = U @ V.T - Y
+    Huu = np.kron(np.eye(n), V.T @ V)
+    Hvv = np.kron(np.eye(m), U.T @ U)
+    Huv = np.einsum("ib,la->ialb", U, V) + np.einsum("ab,il->ialb", np.eye(r), E)
+    Huv = Huv.reshape(n * r, m * r)
+    return np.block([[Huu, Huv], [Huv.T, Hvv]])
+
+
+# --- two-layer ReLU -------------------------------------------------------------------------------
+
+
+def _relu_args(theta, X, Y, r):
+    X, Y = _array(X, "X", 2), _array(Y, "Y", 2)
+    if X.shape[0] != Y.shape[0]:
+        raise ValueError(f"X and Y must have the same number of rows (samples); got {X.shape[0]} and {Y.shape[0]}")
+    if X.shape[0] < 1:
+        raise ValueError("X must hold at least one sample")
+    U, V = mf_unpack(theta, Y.shape[1], X.shape[1], r)
+    return U, V, X, Y
+
+
+def relu_gates(theta, X, Y, r: int) -> np.ndarray:
+    """The N x r gate pattern 1[x_i^T v_j > 0] (float 0/1)."""
+    _, V, X, _ = _relu_args(theta, X, Y, r)
+    return (X @ V > 0).astype(np.float64)
+
+
+def relu_loss(theta, X, Y, r: int) -> float:
+    """L = (1/2) sum_i |U relu(V^T x_i) - y_i|^2."""
+    U, V, X, Y = _relu_args(theta, X, Y, r)
+    E = np.maximum(X @ V, 0.0) @ U.T - Y
+    return 0.5 * float(np.sum(E * E))
+
+
+def relu_grad(theta, X, Y, r: int) -> np.ndarray:
+    """grad L, with relu'(0) := 0 on a boundary: (sum_i e_i a_i^T, sum_i x_i (s_i * U^T e_i)^T)."""
+    U, V, X, Y = _relu_args(theta, X, Y, r)
+    Z = X @ V
+    S = (Z > 0).astype(np.float64)
+    Acts = S * Z  # rows a_i = D_i V^T x_i
+    E = Acts @ U.T - Y  # rows e_i
+    gU = E.T @ Acts
+    gV = X.T @ (S * (E @ U))
+    return np.concatenate([gU.ravel(), gV.ravel()])
+
+
+def relu_hessian(theta, X, Y, r: int) -> np.ndarray:
+    """The exact Hessian in the activation region of theta; ValueError on a boundary.
+
+    d2L/dU_pa dU_qb = delta_pq Pi_ab, Pi = sum_i a_i a_i^T;
+    d2L/dV_ka dV_lb = sum_i s_ia s_ib x_ik x_il (U^T U)_ab;
+    d2L/dU_pa dV_lb = sum_i (U_pb s_ib x_il a_ia + e_ip delta_ab s_ia x_il).
+    """
+    U, V, X, Y = _relu_args(theta, X, Y, r)
+    n, d = U.shape[0], V.shape[0]
+    Z = X @ V
+    if np.any(Z == 0.0):
+        raise ValueError("theta lies on an activation boundary (some x_i^T v_j == 0): the Hessian does not exist there")
+    S = (Z > 0).astype(np.float64)
+    Acts = S * Z
+    E = Acts @ U.T - Y
+    Huu = np.kron(np.eye(n), Acts.T @ Acts)
+    Hvv = np.einsum("ia,ib,ik,il->kalb", S, S, X, X) * (U.T @ U)[None, :, None, :]
+    Hvv = Hvv.reshape(d * r, d * r)
+    Huv = np.einsum("pb,ib,il,ia->palb", U, S, X, Acts) + np.einsum("ip,ab,ia,il->palb", E, np.eye(r), S, X)
+    Huv = Huv.reshape(n * r, d * r)
+    return np.block([[Huu, Huv], [Huv.T, Hvv]])
