@@ -1,0 +1,580 @@
+"""Checks of the GD simulation claims of the multi-pathway paper (Sections 3.3, 5, 6; Figures 1-4, 6, 8-10).
+
+Runs: :mod:`numerics.multipath.gd` (the exact mode recursion (54) of the SVS depth-balanced
+manifold, with a compensated low-order part so that increments below float64 resolution are kept;
+full d x d matrices for the rank-p and manifold checks); thresholds from
+:mod:`numerics.multipath.sharpness` (lambda^min, optimal heterogeneous allocation of (18)) and
+:mod:`numerics.multipath.wcr` (gamma_WCR); figures from :mod:`numerics.multipath.figures`.
+
+Settings the text gives: L = 20, H = 2, sigma_*1 = 1 (Figures 1, 2); unequal scales alpha_1 > alpha_2
+(Section 5.1); eta < 2/S_1, eta > 2/S_1, eta = 2/lambda_1^min (panel labels); depth pairs and
+eta* = 2/lambda^min with a common scale (Section 5.3); eta = 0.99 eta_WCR (Figure 9); H = 3 and
+eta = 2/lambda_1^min (Figure 10). Settings lost, and our reading (chosen once, see INIT_READING
+and the per-claim readings): the initial scales, the number of steps, the eta values inside each
+regime, the depth of Figures 9-10 and the warm-up schedule. GD is deterministic; the only random
+draw is the orthogonal frame V of the full-matrix runs (numpy Generator, seed SEED_V).
+"""
+
+from __future__ import annotations
+
+
+import matplotlib.pyplot as plt
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from numerics.multipath import figures as F
+from numerics.multipath import gd
+from numerics.multipath import sharpness as ns
+from numerics.multipath import wcr as nw
+from verify.audit import claim
+
+L20, H2, SIG = 20, 2, 1.0
+S1 = L20 * SIG ** (2 - 2 / L20)  # single-path sharpness (13) at sigma_* = 1: S_1 = L
+LMIN = float(ns.lambda_min(H2, L20, SIG, 30))  # Eq. (15): 20 * 2^(-0.9)
+ETA_BAL = 2 / LMIN
+ASYM = 0.9  # alpha_2 = 0.9 alpha_1: "a slightly different scale" (Section 5.1), a 10% asymmetry
+GAMMA_SMALL = (1.0, 1.8)  # eta S_1 below the classical bound 2
+GAMMA_EOS = (2.2, 2.5, 2.8, 3.2, 3.5)  # inside (2, 2 H^{1-2/L}) = (2, 3.732)
+SEED_V = 20240611  # the orthogonal frame of the full-matrix runs (chosen once)
+TOL_R = 1e-12  # "converged": every mode residual below 1e-12 (10^4 ulps of sigma_* = 1)
+
+INIT_READING = (
+    "initial scales are not given: we use alpha_1 in {1e-4, 1e-6} (full profile adds 1e-8) with alpha_2 = 0.9 alpha_1 "
+    "(a 10% asymmetry, Eq. (11)), eta S_1 = 1.0, 1.8 (eta < 2/S_1) and 2.2, 2.5, 2.8, 3.2, 3.5 (2/S_1 < eta < 2/lambda_min), "
+    "and run until every mode residual is below 1e-12 (at most 3e6 steps; 1e8 in the full profile; eta = 2/lambda_min "
+    "runs the whole budget)"
+)
+
+
+def _save(audit, fig, name: str) -> None:
+    audit.figure(fig, name)
+    plt.close(fig)
+
+
+@pytest.fixture(scope="module")
+def scales(profile):
+    return (1e-4, 1e-6) if profile == "quick" else (1e-4, 1e-6, 1e-8)
+
+
+@pytest.fixture(scope="module")
+def fig1_runs(scales, profile):
+    """(scale, gamma) -> SVSRun for L = 20, H = 2, sigma_* = 1; gamma = eta S_1 (balanced run: key 'bal')."""
+    out = {}
+    # full: alpha_1 = 1e-8 needs ~1e7 steps to reach the transient and, at eta S_1 = 2.2, ~3e7 more to re-balance
+    n = 3_000_000 if profile == "quick" else 100_000_000
+    every = max(20, n // 300_000)  # 20 steps (quick) resolves the transient; full keeps <= 3e5 records per run
+    for sc in scales:
+        for g in (*GAMMA_SMALL, *GAMMA_EOS):
+            out[(sc, g)] = gd.simulate_svs([L20, L20], [SIG], g / S1, [sc, ASYM * sc], n, record_every=every, tol=TOL_R)
+        out[(sc, "bal")] = gd.simulate_svs([L20, L20], [SIG], ETA_BAL, [sc, ASYM * sc], n, record_every=max(1, n // 200_000))
+    return out
+
+
+def _gf_leaf_point(alphas, L):
+    """The zero-loss point of the GF leaf through the initialisation (11) (Proposition E.3/E.4)."""
+    with mpmath.workdps(40):
+        q = [mpmath.mpf(a) ** (mpmath.mpf(2 - L) / L) for a in alphas]
+        mq = mpmath.fsum(q) / len(q)
+        z = [v - mq for v in q]
+    m, lam = ns.leaf_sharpness(z, L, 1, 30)
+    return [float((m + v) ** (-mpmath.mpf(L) / (L - 2))) for v in z], float(lam)
+
+
+# ------------------------------------------------------------------ Figures 1-2, Section 5.1
+@claim("MP-sim.fig1.small", reading=INIT_READING)
+def test_small_step_winner_takes_all(audit, fig1_runs, scales):
+    rows, errs = {}, []
+    for sc in scales:
+        gf_sig, gf_lam = _gf_leaf_point([sc, ASYM * sc], L20)
+        for g in GAMMA_SMALL:
+            run = fig1_runs[(sc, g)]
+            s = run.final_sigma[:, 0]
+            lam = run.final_sharpness
+            rows[(sc, g)] = (round(float(s[0]), 6), float(f"{s[1]:.4g}"), round(lam / S1, 6), run.steps)
+            errs.append((abs(s[1] / gf_sig[1] - 1), abs(lam / gf_lam - 1)))
+            assert run.converged and not run.flipped
+            assert s[0] >= 0.99 * SIG and s[1] <= 0.01 * SIG  # "near zero": the loser keeps at most 1% of sigma_*
+            assert 0.99 <= lam / S1 <= 1 + 1e-12  # lambda ~ S_1; the loser's 1% costs (2-2/L) 1% of S_1 at most
+    e_sig, e_lam = max(e[0] for e in errs), max(e[1] for e in errs)
+    coarse = gd.simulate_svs([L20, L20], [SIG], 1.8 / S1, [1e-3, ASYM * 1e-3], 3_000_000, record_every=10**6, tol=TOL_R)
+    audit.ours(rows, label="(alpha_1, eta S_1) -> (sigma_11, sigma_21, lambda/S_1, steps)")
+    audit.ours(float(coarse.final_sigma[1, 0]), 4, label="sensitivity, not asserted: sigma_21 at alpha_1 = 1e-3, eta S_1 = 1.8")
+    audit.ours({"sigma_21": e_sig, "lambda": e_lam}, 3, label="largest relative deviation from the GF leaf's zero-loss point")
+    audit.evidence(
+        "Mode recursion (54), L = 20, H = 2, sigma_* = 1, alpha_2 = 0.9 alpha_1, run to |r| < 1e-12. The winner carries "
+        ">= 99% and lambda/S_1 >= 0.99; the end point is the zero-loss point of the GF leaf through the initialisation "
+        "(conserved q_h = a_h^{2-L} differences, Proposition E.3): sigma_21 to 1.2%, lambda to 3e-5: GD tracks GF. At "
+        "alpha_1 = 1e-3 the loser keeps 1.3%: at depth 20 'near zero' needs a small initialisation (the leaf gap "
+        "alpha_2^{-0.9} - alpha_1^{-0.9} sets the loser's share)."
+    )
+    assert e_sig <= 0.05  # GD leaves its GF leaf by O(eta) per unit GF time: measured <= 1.2% at eta S_1 = 1.8
+    assert e_lam <= 5e-3  # the same drift in lambda is (2-2/L) sigma_21-weighted: measured <= 3e-5
+
+
+@claim("MP-sim.fig1.eos", reading=INIT_READING)
+def test_large_step_sharpness_converges_to_2_over_eta(audit, fig1_runs, scales):
+    ratios, finals = {}, {}
+    for g in GAMMA_EOS:
+        for sc in scales:
+            run = fig1_runs[(sc, g)]
+            ratios[(sc, g)] = run.final_sharpness * (g / S1) / 2
+            finals[(sc, g)] = np.sort(run.final_sigma[:, 0])
+            assert run.converged and not run.flipped
+            assert finals[(sc, g)][0] >= 0.05 * SIG  # distributed: the second pathway carries >= 5% (vs <= 1% below 2/S_1)
+    spread = max(float(np.abs(finals[(a, g)] - finals[(scales[0], g)]).max()) for g in GAMMA_EOS for a in scales)
+    audit.ours({k: round(v, 5) for k, v in ratios.items()}, label="(alpha_1, eta S_1) -> lambda_final / (2/eta)")
+    audit.ours(spread, 3, label="largest change of the end point between initial scales")
+    audit.evidence(
+        "Mode recursion (54), L = 20, H = 2, run to |r| < 1e-12: lambda_final eta/2 lies in [0.986, 0.999] for every "
+        "eta S_1 in 2.2..3.5 and every scale, i.e. the run stops just inside the stability boundary (the drift outlasts "
+        "the decaying oscillation slightly); the end point does not depend on the initial scale (the EoS phase "
+        "forgets the GF leaf: the end points agree to ~1e-10). Tolerance 3%: the two alternatives, S_1 and lambda_min, are >= 10% and >= 4.5% away."
+    )
+    assert all(0.97 <= r <= 1 + 1e-9 for r in ratios.values())  # converges to 2/eta from below (3%: see evidence)
+    assert spread < 1e-3  # memory of the initialisation is lost in the EoS phase (observed ~4e-11)
+
+
+@claim("MP-sim.5.1.phases", reading=INIT_READING)
+def test_two_phases(audit, fig1_runs, scales):
+    rows = {}
+    for g in (2.8, 3.2, 3.5):
+        eta = g / S1
+        for sc in scales:
+            run = fig1_runs[(sc, g)]
+            s = run.sigma[:, :, 0]
+            k = int(np.argmax(s.sum(axis=1) >= 0.9 * SIG))  # first record with sigma_1 >= 0.9 sigma_*
+            share = float(s[k].max() / s[k].sum())
+            peak = float(np.nanmax(run.sharpness[:, 0]))
+            rows[(sc, g)] = (round(share, 4), round(peak / S1, 3), round(peak * eta / 2, 3), round(float(np.sort(s[-1])[0]), 4))
+            assert share >= 0.9  # Phase 1: the dominant pathway carries >= 90% when the mode is 90% learned
+            assert peak > 2 / eta and peak >= 0.9 * S1  # the sharpness rises near S_1 and exceeds 2/eta
+            assert np.sort(s[-1])[0] >= 0.1 * SIG  # Phase 2 transferred signal to the other pathway
+    audit.ours(rows, label="(alpha_1, eta S_1) -> (dominant share at sigma_1 = 0.9, peak lambda/S_1, peak lambda eta/2, final minor share)")
+    audit.evidence(
+        "Records every 20 steps (quick profile). For eta S_1 = 2.8, 3.2, 3.5 the mode is learned almost entirely by pathway 1 (share "
+        ">= 0.9 when sigma_1 first reaches 0.9), the sharpness then peaks above S_1 (the overshoot a > w_* makes it "
+        "exceed S_1) and far above 2/eta, and the end point has the minor pathway at >= 0.19."
+    )
+
+
+@claim("MP-sim.5.1.partial", reading=INIT_READING)
+def test_partial_balance_at_stopping_boundary(audit, fig1_runs, scales):
+    rows = {}
+    for sc in scales:
+        shares = []
+        for g in GAMMA_EOS:
+            s_pred = float(gd.halting_point(L20, g / S1, SIG))
+            s_fin = float(fig1_runs[(sc, g)].final_sigma[:, 0].max())
+            rows[(sc, g)] = (round(s_fin, 5), round(s_pred, 5))
+            shares.append(s_fin)
+            assert 0.55 < s_fin < 0.97  # partially balanced: neither the balanced point nor the single path
+            assert s_pred - 0.02 <= s_fin <= s_pred + 1e-9  # at (just inside) the boundary lambda = 2/eta (measured <= 0.0125)
+        assert all(b < a for a, b in zip(shares, shares[1:]))  # more balanced as eta grows
+    audit.ours(rows, label="(alpha_1, eta S_1) -> (dominant share of our run, share where lambda = 2/eta on the zero-loss line)")
+    audit.evidence(
+        "The stopping boundary is the zero-loss point s with L(s^p + (1-s)^p) = 2/eta, p = 2 - 2/L (gd.halting_point, "
+        "30 digits). Our runs stop 0.0005 (eta S_1 = 2.2) to 0.0125 (3.5) inside it, on the balanced side, and the "
+        "dominant share decreases strictly with eta. Tolerance 0.02 in share: the drift continues while the oscillation "
+        "decays, which moves the end point inwards by O(oscillation amplitude)."
+    )
+
+
+@claim("MP-sim.fig1.balanced", reading=INIT_READING)
+def test_eta_balanced_reaches_balanced_minimum(audit, fig1_runs, scales):
+    rows = {}
+    for sc in scales:
+        run = fig1_runs[(sc, "bal")]
+        s = run.sigma[:, :, 0]
+        gap_end = float(abs(s[-1, 0] - s[-1, 1]))
+        k10 = int(np.searchsorted(run.t, run.t[-1] // 10))
+        gap_10 = float(np.abs(s[k10:, 0] - s[k10:, 1]).max())
+        lam = gd.mode_sharpness(np.abs(s[-1]), [L20, L20])  # lambda (13) at the end point (r -> 0)
+        rows[sc] = (float(f"{s[-1, 0]:.6f}"), float(f"{s[-1, 1]:.6f}"), float(f"{gap_end:.3g}"), float(f"{gap_10:.3g}"), round(lam / LMIN, 5))
+        assert not run.flipped
+        assert gap_end <= 0.01 * SIG and abs(s[-1].sum() - SIG) <= 0.01  # at the balanced minimum within 1%
+        assert abs(lam / LMIN - 1) <= 0.01  # sharpness lambda_min within 1%
+        assert gap_end <= 0.5 * gap_10  # still closing in: the imbalance halves between t/10 and t (marginal stability)
+    audit.ours(rows, label="alpha_1 -> (sigma_11, sigma_21, |sigma_11 - sigma_21| at the end, largest over the last 90%, lambda(r=0)/lambda_min)")
+    audit.evidence(
+        "eta = 2/lambda_min exactly (eta lambda_min = 2: the balanced minimum is marginally stable, so the approach is "
+        "algebraic, not geometric; no early stop). After 3e6 steps (quick) the pathways differ by ~5e-4 and still "
+        "approach each other; lambda at the end point within 0.1% of lambda_min."
+    )
+
+
+@claim("MP-sim.fig2", reading=INIT_READING)
+def test_figure2_trajectories(audit, fig1_runs, scales):
+    sc = scales[0]
+    panels = {"eta S_1 = 1.8 (< 2)": fig1_runs[(sc, 1.8)], "eta S_1 = 2.8": fig1_runs[(sc, 2.8)],
+              "eta = 2/lambda_min": fig1_runs[(sc, "bal")]}
+    halts = {"eta S_1 = 2.8": float(gd.halting_point(L20, 2.8 / S1)), "eta = 2/lambda_min": 0.5}
+    _save(audit, F.figure2(panels, SIG, halts), "mp_fig2")
+    f1 = {"eta < 2/S_1 (eta S_1 = 1.8)": (1.8 / S1, panels["eta S_1 = 1.8 (< 2)"]),
+          "eta > 2/S_1 (eta S_1 = 2.8)": (2.8 / S1, panels["eta S_1 = 2.8"]),
+          "eta = 2/lambda_1^min": (ETA_BAL, panels["eta = 2/lambda_min"])}
+    _save(audit, F.figure1(f1, S1, LMIN), "mp_fig1")
+    ends = {k: np.round(v.final_sigma[:, 0], 4).tolist() for k, v in panels.items()}
+    lam = {k: round(gd.mode_sharpness(np.abs(v.final_sigma[:, 0]), [L20, L20]) / S1, 4) for k, v in panels.items()}
+    audit.ours(ends, label=f"end points (sigma_11, sigma_21), alpha_1 = {sc:g}")
+    audit.ours(lam, label="lambda_max / S_1 at the end")
+    audit.evidence("Figures mp_fig1, mp_fig2 (our runs; black: S_1, 2/eta, lambda_min, zero-loss line, balanced point, "
+                   "predicted stopping point). Left: sigma_21 <= 1% of sigma_11; middle and right: lambda_max < 0.75 S_1.")
+    left, mid, right = panels.values()
+    assert left.final_sigma[1, 0] <= 0.01 * left.final_sigma[0, 0]  # suppressed
+    for run in (mid, right):
+        s = np.abs(run.final_sigma[:, 0])
+        assert gd.mode_sharpness(s, [L20, L20]) < 0.75 * S1 and s.min() >= 0.1  # balanced enough that lambda < S_1 clearly
+
+
+@claim("MP-sim.fig10", reading=(
+    "Figure 10's depth and initial scales are not given; we use L = 3 and 5, alpha_h = alpha_0 0.9^h with alpha_0 on a "
+    "fixed grid 1e-2..1e-8 (one per decade), 2e6 steps; L = 10 and 20 are reported, not asserted (see evidence)"))
+def test_three_pathways_balance(audit, profile):
+    grid = np.logspace(-2, -8, 7)
+    n = 2_000_000
+    out, worst = {}, {}
+    for L in (3, 5, 10, 20):
+        eta = 2 / float(ns.lambda_min(3, L, SIG, 30))
+        ends = [gd.simulate_svs([L] * 3, [SIG], eta, a0 * ASYM ** np.arange(3), n, record_every=n).final_sigma[:, 0] for a0 in grid]
+        worst[L] = max(float(np.abs(e - SIG / 3).max()) for e in ends)
+        out[L] = sum(bool(e.max() < 1e-3) for e in ends)
+    audit.ours({L: round(v, 5) for L, v in worst.items()}, label="largest |sigma_h1 - 1/3| over the grid, by L")
+    audit.ours(out, label="runs (of 7) that end near the origin (all sigma_h1 < 1e-3), by L")
+    audit.evidence(
+        "H = 3, eta = 2/lambda_1^min(H = 3): at L = 3 and 5 every initial scale ends at sigma_h1 = 1/3 to within 0.002. "
+        "At L = 10 (5 of 7 scales) and L = 20 (6 of 7) the run instead ends near the origin: eta S_1 = 2 H^{1-2/L} is "
+        "0.96 and 0.92 of gamma_WCR(L) there, so the worst overshoot 'returns close to zero' (Figure 9) without a sign "
+        "flip, and at depth L a per-layer value a that small needs ~a^{2-L}/(L-2) units of GF time to escape. Whether Figure 10 used such a "
+        "depth the text does not say."
+    )
+    assert worst[3] <= 0.01 and worst[5] <= 0.01  # balanced point within 1% of sigma_* (marginal stability: slow approach)
+
+
+# ------------------------------------------------------------------ heterogeneous depths (Section 5.3)
+def _hetero(pairs, scales, n):
+    runs, opt = {}, {}
+    for L1, L2 in pairs:
+        al = ns.optimal_allocation([L1, L2], SIG, 30)
+        opt[(L1, L2)] = (float(al.sigmas[0]), float(al.sigmas[1]), float(al.lam), float(al.eta_star))
+        for sc in scales:
+            runs[(L1, L2, sc)] = gd.simulate_svs([L1, L2], [SIG], float(al.eta_star), [sc, sc], n, record_every=max(1, n // 20000))
+    return runs, opt
+
+
+@pytest.fixture(scope="module")
+def hetero(profile):
+    n = 1_000_000 if profile == "quick" else 10_000_000
+    scales = (1e-3, 1e-6)
+    pairs = [(a, b) for a in range(3, 8) for b in range(3, 8)]
+    return _hetero(pairs, scales, n), scales
+
+
+HETERO_READING = ("the common initial scale is not given: alpha_1 = alpha_2 in {1e-3, 1e-6}; eta* = 2/lambda^min from the "
+                  "50-digit solution of (18) (numerics.multipath.sharpness.optimal_allocation); 1e6 steps (1e7 full)")
+
+
+def _hetero_check(audit, hetero, depths):
+    (runs, opt), scales = hetero
+    pairs = [(a, b) for a in depths for b in depths]
+    dev, lamdev, rows = 0.0, 0.0, {}
+    for L1, L2 in pairs:
+        o = opt[(L1, L2)]
+        for sc in scales:
+            run = runs[(L1, L2, sc)]
+            s = run.final_sigma[:, 0]
+            dv = float(max(abs(s[0] - o[0]), abs(s[1] - o[1])))
+            lv = abs(gd.mode_sharpness(np.abs(s), [L1, L2]) / o[2] - 1)
+            dev, lamdev = max(dev, dv), max(lamdev, lv)
+            assert not run.flipped
+            rows[(L1, L2, sc)] = (round(float(s[0]), 4), round(float(s[1]), 4))
+        rows[(L1, L2, "opt")] = (round(o[0], 4), round(o[1], 4))
+    return dev, lamdev, rows
+
+
+@claim("MP-sim.fig4", reading=HETERO_READING)
+def test_heterogeneous_equilibrium_fig4(audit, hetero):
+    dev, lamdev, rows = _hetero_check(audit, hetero, (3, 5, 7))
+    (runs, opt), scales = hetero
+    _save(audit, F.figure4({p: runs[(*p, scales[1])] for p in [(a, b) for a in (3, 5, 7) for b in (3, 5, 7)]},
+                           {p: opt[p][:2] for p in opt}, SIG), "mp_fig4")
+    audit.ours(rows, label="(L1, L2, alpha) -> end point (sigma_11, sigma_21); 'opt': Eq. (18)")
+    audit.ours({"max |sigma_h - sigma_h^opt|": dev, "max |lambda/lambda_min - 1|": lamdev}, 3)
+    audit.evidence(
+        "Mode recursion at eta* = 2/lambda^min (marginal stability: algebraic approach). Every pair of {3,5,7}^2 and both "
+        "scales ends within 0.005 of the optimal allocation (e.g. (3, 7): 0.806/0.194 vs equal split 0.5/0.5 and the "
+        "shallow single path 1/0), with lambda within 0.3% of lambda_min. Tolerance 0.01: the residual oscillation "
+        "(|r| ~ 1e-3 after 1e6 steps) keeps the end point O(1e-3) off the equilibrium."
+    )
+    assert dev <= 0.01  # the optimal shares differ from the equal split and from a single path by >= 0.05
+    assert lamdev <= 0.01
+
+
+@claim("MP-sim.fig8", reading=HETERO_READING + "; the text's 'Figure 9' for this range is read as Figure 8 (Figure 9 is the "
+       "eta = 0.99 eta_WCR plot)")
+def test_heterogeneous_equilibrium_fig8(audit, hetero):
+    dev, lamdev, rows = _hetero_check(audit, hetero, (3, 4, 5, 6, 7))
+    audit.ours({"max |sigma_h - sigma_h^opt|": dev, "max |lambda/lambda_min - 1|": lamdev}, 3, label="all 25 pairs, both scales")
+    audit.ours({k: v for k, v in rows.items() if k[0] < k[1] and k[2] in ("opt", 1e-6)}, label="L1 < L2: ours (alpha = 1e-6) and Eq. (18)")
+    audit.evidence("As for Figure 4, over (L1, L2) in {3,4,5,6,7}^2 (25 pairs, both orders, equal depths included) "
+                   "and both initial scales.")
+    assert dev <= 0.01 and lamdev <= 0.01  # as in MP-sim.fig4
+
+
+@claim("MP-sim.5.3.phases", reading=(
+    "the early phase is read at small initialisation (alpha = 1e-6, the paper's 'sigma_hi << 1'); at alpha = 1e-3 the "
+    "shallow share when 90% of the mode is learned is reported, not asserted"))
+def test_heterogeneous_two_phases(audit, hetero):
+    (runs, opt), scales = hetero
+    rows = {}
+    for L1, L2 in ((3, 5), (3, 7), (5, 7)):
+        eta = opt[(L1, L2)][3]
+        for sc in scales:
+            run = runs[(L1, L2, sc)]
+            s = run.sigma[:, :, 0]
+            k = int(np.argmax(s.sum(axis=1) >= 0.9 * SIG))
+            share = float(s[k, 0] / s[k].sum())
+            peak = float(np.nanmax(run.sharpness[:, 0]))
+            rows[(L1, L2, sc)] = (round(share, 4), round(peak * eta / 2, 3), round(float(s[-1, 1]), 4), round(opt[(L1, L2)][1], 4))
+            if sc <= 1e-6:
+                assert share >= 0.95  # the shallow path captures the signal first
+                assert peak > 2 / eta  # then the sharpness climbs past 2/eta
+            assert s[-1, 1] >= 0.9 * opt[(L1, L2)][1]  # and the deep pathway is driven up to its optimal share
+    audit.ours(rows, label="(L1, L2, alpha) -> (shallow share when sigma_1 = 0.9, peak lambda eta/2, final deep sigma, optimal deep sigma)")
+    audit.evidence("Records every n/20000 steps (50 in the quick profile). At alpha = 1e-6 the shallow pathway holds > 99.99% of the mode when 90% is "
+                   "learned and the sharpness peaks 1.6-2.5 x 2/eta before the deep pathway grows; at alpha = 1e-3 the "
+                   "shallow share at that moment is 0.80 (3, 5) and 0.86 (3, 7): a weaker early phase.")
+
+
+# ------------------------------------------------------------------ Section 6 in simulation
+SCALE_GRID = np.logspace(-2, -8, 13)  # two initial scales per decade, fixed once
+
+
+@claim("MP-sim.fig9", reading=(
+    "Figure 9's depth and initialisation are not given: L = 5 (the chain depth of Figure 5), H = 2, sigma_* = 1, "
+    "alpha_2 = 0.9 alpha_1, alpha_1 on a fixed grid of 13 scales 1e-2..1e-8; 'returns close to zero' read as the "
+    "smallest sigma_11 after its first overshoot; 300k steps"))
+def test_wcr_099_returns_close_to_zero(audit):
+    L, H = 5, 2
+    ew = float(nw.eta_wcr(L, SIG, 20))
+    mins, flips = {}, {}
+    for f in (0.9, 0.97, 0.99, 1.03):
+        runs = [gd.simulate_svs([L] * H, [SIG], f * ew, [a, ASYM * a], 300_000, record_every=300_000) for a in SCALE_GRID]
+        flips[f] = sum(r.flipped for r in runs)
+        mins[f] = np.array([r.amin_after_overshoot[0, 0] for r in runs])
+    w2 = {f: float(nw.two_step(mpmath.mpf(f) * nw.eta_wcr(L, 1, 20), L, 1, 12)[2]) for f in (0.9, 0.97, 0.99)}
+    small = SCALE_GRID <= 1e-5
+    sig_min = {f: float(np.max(mins[f][small]) ** L) for f in (0.9, 0.97, 0.99)}
+    audit.ours(flips, label="runs with a sign flip (of 13), by eta/eta_WCR")
+    audit.ours({f: float(f"{v:.3g}") for f, v in sig_min.items()}, label="largest min_t sigma_11 after the overshoot, alpha_1 <= 1e-5")
+    audit.ours({f: float(f"{v ** L:.3g}") for f, v in w2.items()}, label="chain's worst-case return sigma = w_2^L (Eq. (19), L = 5)")
+    audit.ours(float(f"{mins[0.99].min():.4g}"), label="smallest per-layer a_11 after the overshoot at 0.99 eta_WCR (chain bound w_2 = "
+               f"{w2[0.99]:.4g})")
+    audit.evidence(
+        "At 0.99 eta_WCR no run flips; for alpha_1 <= 1e-5 (slow approach, so the iterate passes the maximiser of f_eta) "
+        "sigma_11 dips to <= 1.3e-7, about the chain's worst-case return w_2^L = 1.2e-7, and the dip deepens with the step "
+        "(0.9, 0.97, 0.99: <= 8e-3, 1.2e-4, 1.3e-7). At 1.03 eta_WCR the same grid flips in 11 of 13 runs. The per-layer "
+        "minimum (0.04143) sits on the chain bound w_2 (0.04142); 2% slack for the second pathway's share of r."
+    )
+    assert flips[0.9] == flips[0.97] == flips[0.99] == 0  # Definition 6.1: below eta_WCR every overshoot returns
+    assert flips[1.03] >= 1  # the check has teeth: just above eta_WCR the same initialisations flip
+    assert sig_min[0.99] <= 1e-3 * SIG  # "returns close to zero": below 0.1% of sigma_* at small alpha
+    assert sig_min[0.9] > sig_min[0.97] > sig_min[0.99]  # "as learning rates getting bigger"
+    assert mins[0.99].min() >= 0.98 * w2[0.99]  # the chain's worst case bounds the dip (2%: the second pathway's share)
+
+
+@claim("MP-sim.fig6", reading=(
+    "Figure 6's (eta/eta_1, L) values are not given: eta/eta_1 in {3.5, 4.5, 5.5} x L in {3, 5, 10, 20, 50}; the "
+    "simulation is the single-pathway chain (H = 1) from 40 per-layer starts u_0 = 0.02..0.98, 3000 steps each"))
+def test_chain_flips_only_above_gamma_wcr(audit):
+    gammas, depths = (3.5, 4.5, 5.5), (3, 5, 10, 20, 50)
+    gw = {L: float(nw.gamma_wcr(L, 15)) for L in depths}
+    starts = np.linspace(0.02, 0.98, 40)
+    table = {}
+    for L in depths:
+        for g in gammas:
+            n_flip = sum(gd.simulate_svs([L], [SIG], g / L, None, 3000, record_every=3000, a0=[[u]]).flipped for u in starts)
+            table[(L, g)] = n_flip
+    orbits = {(L, g): gd.chain_orbit(L, g) for L in (3, 5, 20) for g in gammas}
+    _save(audit, F.figure6(orbits, {L: gw[L] for L in (3, 5, 20)}), "mp_fig6")
+    audit.ours(table, label="(L, eta/eta_1) -> starts (of 40) that flip")
+    audit.ours({L: round(v, 4) for L, v in gw.items()}, label="gamma_WCR(L)")
+    audit.evidence(
+        "GD on one pathway (the deep chain (19), sigma = 1, eta = gamma/L). Whenever eta/eta_1 < gamma_WCR(L) no start "
+        "flips; whenever it exceeds gamma_WCR(L) some start lands near the maximiser of f_eta and flips. At eta/eta_1 = "
+        "4.5 the flip at L = 3, 5 becomes a safe return at L = 10, 20, 50. Figure mp_fig6: worst overshoot and return."
+    )
+    for (L, g), k in table.items():
+        assert (k == 0) == (g < gw[L])  # flips exactly above the threshold
+    for o in orbits.values():
+        assert o["g_c"] > 1  # every panel is in the overshoot regime (eta > eta_1)
+
+
+@claim("MP-sim.6.warmup", reading=(
+    "setting not given: H = 4, L = 5 (odd, so a flip makes sigma_h1 < 0; 2 H^{1-2/L} = 4.595 > gamma_WCR(5) = 4.224, so "
+    "eta_WCR binds), eta S_1 = 4.41 (midway), alpha_h = alpha_0 0.9^h on the 13-scale grid; warm-up: eta rises linearly "
+    "from 0.5/S_1 to eta over 1e5 steps (1e6 in the full profile); compensated arithmetic (see evidence)"))
+def test_warmup_avoids_sign_flip(audit, profile):
+    H, L = 4, 5
+    gw, gb = float(nw.gamma_wcr(L, 15)), 2 * H ** (1 - 2 / L)
+    eta = 0.5 * (gw + gb) / L
+    tw = 100_000 if profile == "quick" else 1_000_000
+    n = tw + 2_000_000
+    sched = gd.warmup_schedule(eta, n, 0, tw, 0.5 / L)
+    const, warm, plain_stuck, plain_flip = [], [], 0, 0
+    for a in SCALE_GRID:
+        al = a * ASYM ** np.arange(H)
+        const.append(gd.simulate_svs([L] * H, [SIG], eta, al, n, record_every=n, tol=TOL_R))
+        warm.append(gd.simulate_svs([L] * H, [SIG], sched, al, n, record_every=n, tol=TOL_R))
+        p = gd.simulate_svs([L] * H, [SIG], sched, al, n, record_every=n, tol=TOL_R, compensated=False)
+        plain_stuck += p.converged and p.final_sharpness * eta / 2 > 1 + 1e-6
+        plain_flip += p.flipped
+    short = gd.warmup_schedule(eta, n, 0, 10_000, 0.5 / L)
+    nflip_short = sum(gd.simulate_svs([L] * H, [SIG], short, a * ASYM ** np.arange(H), n, record_every=n, tol=TOL_R).flipped
+                      for a in SCALE_GRID)
+    nflip_c = sum(r.flipped for r in const)
+    nflip_w = sum(r.flipped for r in warm)
+    ratio_w = [r.final_sharpness * eta / 2 for r in warm]
+    second = [float(np.sort(r.final_sigma[:, 0])[-2]) for r in warm]  # the largest subordinate pathway
+    audit.ours({"constant": nflip_c, "warm-up": nflip_w, "warm-up over 1e4 steps only": nflip_short},
+               label="runs with a sign flip (of 13)")
+    audit.ours([float(f"{a:.2g}") for a, r in zip(SCALE_GRID, const) if r.flipped], label="alpha_0 of the flipping constant-step runs")
+    audit.ours([round(x, 3) for x in second], label="warm-up runs: second-largest sigma_h1 at the end")
+    audit.ours([round(x, 4) for x in ratio_w], label="warm-up runs: lambda_final eta/2")
+    audit.ours({"frozen at an unstable minimum (lambda eta/2 > 1)": plain_stuck, "flipped": plain_flip},
+               label="plain float64 warm-up runs")
+    audit.evidence(
+        "Constant eta: the transient overshoot flips sigma_h1 for every alpha_0 <= 3e-5 (8 of 13); with the warm-up "
+        "no run flips and every run converges to a minimum with lambda within 0.4% below 2/eta (the stopping boundary: "
+        "re-balanced, the second pathway carrying ~0.29). A warm-up over only 1e4 steps still lets 3 of 13 flip. "
+        "Plain float64 (no flips either) freezes 4 runs that converged to rounding level before eta crossed 2/S_1: an "
+        "unstable minimum held because every increment rounds away; the compensated recursion (default) accumulates "
+        "those increments."
+    )
+    assert nflip_c >= 1  # "may ... trigger a sign flip"
+    assert nflip_w == 0 and plain_flip == 0  # the warm-up carries every initialisation through the transient
+    assert all(r.converged for r in warm) and all(0.97 <= x <= 1 + 1e-9 for x in ratio_w)  # and still re-balances to 2/eta
+    assert min(second) >= 0.1 * SIG  # multi-pathway minimum, not the single path (which has lambda = S_1 > 2/eta)
+
+
+@claim("MP-sim.6.24.rankp", reading=(
+    "full d x d matrices, d = 3, H = 2, L = 5, sigma_* = (1, 0.9, 0.6), symmetric target V diag(sigma_*) V^T with V Haar "
+    f"(seed {SEED_V}), W_hl(0) = alpha_h^(1/L) I, alpha = (1e-6, 0.9e-6), eta S_1 = 2.8 (p = 2), 2e5 steps"))
+def test_rank_p_window(audit):
+    rng = np.random.default_rng(SEED_V)
+    d, H, L = 3, 2, 5
+    V = ns.random_orthogonal(rng, d)
+    sig = np.array([1.0, 0.9, 0.6])
+    Ms = V @ np.diag(sig) @ V.T
+    eta = 2.8 / (L * sig[0] ** (2 - 2 / L))
+    S = L * sig ** (2 - 2 / L)
+    p = int(np.sum(eta * S > 2))
+    eta_max = float(ns.eta_max(H, L, sig[0], 15))
+    W0 = gd.svs_initialisation([1e-6, 0.9e-6], [L, L], V, V)
+    run = gd.simulate_full(W0, Ms, eta, 200_000)
+    modes = run.mode_values(V, V)[-1]  # (H, d)
+    lam = [gd.mode_sharpness(np.abs(modes[:, i]), [L, L]) for i in range(d)]
+    top = gd.hessian_top(run.W, Ms)
+    svs = gd.simulate_svs([L, L], sig, eta, [1e-6, 0.9e-6], 200_000, record_every=200_000)
+    same = float(np.abs(np.sort(modes, axis=0) - np.sort(svs.final_sigma, axis=0)).max())
+    audit.ours({"p": p, "2/S_p": 2 / S[p - 1], "eta": eta, "min(2/S_{p+1}, eta_max)": min(2 / S[p], eta_max)}, 6)
+    audit.ours(np.round(modes, 4).tolist(), label="u_i^T Omega_h v_i at the end (rows: pathways, columns: modes)")
+    audit.ours({"lambda_i eta/2": [round(x * eta / 2, 4) for x in lam], "lambda_i/S_i": [round(x / s, 4) for s, x in zip(S, lam)]})
+    audit.ours({"full Hessian top (FD) x eta/2": round(top * eta / 2, 4), "loss": float(run.loss[-1]),
+                "max depth-balance gap": float(run.gap.max()), "vs mode recursion (sorted shares)": same}, 4)
+    audit.evidence(
+        "eta S_1 = 2.8 puts eta in the band (24) with p = 2. In the full network modes 1-2 re-balance to the stopping "
+        "boundary lambda_i = 2/eta (within 1%), mode 3 stays single-path (loser < 0.1% of sigma_*3, lambda_3 = S_3 to "
+        "0.1%); the FD Hessian in all 90 layer entries has top eigenvalue <= 2/eta. The pathway "
+        "labels of mode 1 can swap in the chaotic EoS transient, and rounding-level departures from the depth-balanced "
+        "manifold grow to O(0.1) there (see MP-sim.manifold); the per-mode end points agree with the mode recursion."
+    )
+    assert 1 <= p < d and 2 / S[p - 1] < eta < min(2 / S[p], eta_max)  # the band of (24)
+    assert run.loss[-1] < 1e-20  # a global minimum
+    for i in range(p):
+        assert np.abs(modes[:, i]).min() >= 0.1 * sig[i] and 0.97 <= lam[i] * eta / 2 <= 1 + 1e-6  # re-balanced to 2/eta
+    for i in range(p, d):
+        assert np.abs(modes[:, i]).min() <= 0.01 * sig[i] and lam[i] >= 0.99 * S[i]  # tail: GF-like single path
+    assert top * eta / 2 <= 1 + 1e-4  # FD Hessian: O(h^2) = 1e-10 truncation, 1e-11/h rounding
+    assert same <= 0.01  # the full matrices reproduce the mode recursion's end point (up to labels)
+
+
+# ------------------------------------------------------------------ properties over random settings
+def _ceiling(H, L):
+    return min(2 * H ** (1 - 2 / L), float(nw.gamma_wcr(L, 15)))
+
+
+@claim("MP-sim.bound", reading=(
+    "'converged' = every mode residual below 1e-11 within 4e5 steps; alpha_1 = 1e-3, alpha_h = alpha_1 q^(h-1) with "
+    "the asymmetry q drawn; eta S_1 = f x min(2H^{1-2/L}, gamma_WCR(L)), f in [0.1, 0.95]"))
+def test_converged_sharpness_bound(audit, profile):
+    seen = []
+
+    @settings(max_examples=40 if profile == "quick" else 300, deadline=None, derandomize=True)
+    @given(H=st.integers(2, 4), L=st.integers(3, 12), sig=st.floats(0.5, 2.0), f=st.floats(0.1, 0.95), q=st.floats(0.5, 0.95))
+    def prop(H, L, sig, f, q):
+        S1_ = L * sig ** (2 - 2 / L)
+        eta = f * _ceiling(H, L) / S1_
+        lmin = float(ns.lambda_min(H, L, sig, 20))
+        run = gd.simulate_svs([L] * H, [sig], eta, 1e-3 * q ** np.arange(H), 400_000, record_every=400_000, tol=1e-11)
+        seen.append((run.converged, run.final_sharpness / max(2 / eta, lmin), run.final_sharpness / lmin))
+        if run.converged:
+            # |r| < 1e-11 moves the Hessian by |r| L^2 max a^{L-2} < 1e-8 relative; 1e-6 leaves margin
+            assert run.final_sharpness <= max(2 / eta, lmin) * (1 + 1e-6)
+            assert run.final_sharpness >= lmin * (1 - 1e-6)  # Theorem 4.2: no zero-loss point is flatter
+
+    prop()
+    conv = [s for s in seen if s[0]]
+    audit.ours({"examples": len(seen), "converged": len(conv), "max lambda/max(2/eta, lambda_min)": max(s[1] for s in conv),
+                "min lambda/lambda_min": min(s[2] for s in conv)}, 8)
+    audit.evidence("Hypothesis (derandomised) over H = 2..4, L = 3..12, sigma_* in [0.5, 2], eta up to 95% of the binding "
+                   "ceiling of (24): every converged run ends with lambda_min <= lambda <= max(2/eta, lambda_min).")
+    assert len(conv) >= 0.9 * len(seen)  # the property is not vacuous: nearly every run converges within 4e5 steps
+
+
+@claim("MP-sim.manifold", reading=(
+    "checked along runs below the classical bound (eta < 2/S_1 of the top mode, 400-3000 steps, d = 2 or 3, H = 1..3, "
+    "L = 2..6); an edge-of-stability run is reported separately (see evidence)"))
+def test_full_gd_stays_on_manifold(audit, profile):
+    worst = {"gap": 0.0, "offdiag": 0.0, "vs recursion": 0.0}
+
+    @settings(max_examples=25 if profile == "quick" else 200, deadline=None, derandomize=True)
+    @given(H=st.integers(1, 3), L=st.integers(2, 6), d=st.integers(2, 3), f=st.floats(0.1, 0.9),
+           seed=st.integers(0, 2**32 - 1), n=st.integers(400, 3000), sig_lo=st.floats(0.3, 1.0))
+    def prop(H, L, d, f, seed, n, sig_lo):
+        rng = np.random.default_rng(seed)  # the frame V only; every other quantity is drawn by hypothesis
+        V = ns.random_orthogonal(rng, d)
+        sig = np.linspace(1.0, sig_lo, d)
+        eta = f * 2 / (L * sig[0] ** (2 - 2 / L))  # below 2/S_1 of the top mode
+        al = 1e-2 * ASYM ** np.arange(H)
+        run = gd.simulate_full(gd.svs_initialisation(al, [L] * H, V, V), V @ np.diag(sig) @ V.T, eta, n, record_every=max(1, n // 50))
+        svs = gd.simulate_svs([L] * H, sig, eta, al, n, record_every=max(1, n // 50), compensated=False)
+        inner = np.einsum("pi,khpq,qj->khij", V, run.F, V)
+        off = float(np.abs(inner - np.einsum("khii,ij->khij", inner, np.eye(d))).max())
+        diag = np.einsum("khii->khi", inner)
+        vs = float(np.abs(diag - svs.sigma).max())
+        worst["gap"] = max(worst["gap"], float(run.gap.max()))
+        worst["offdiag"] = max(worst["offdiag"], off)
+        worst["vs recursion"] = max(worst["vs recursion"], vs)
+        # float64 products of O(1) 3 x 3 matrices: ~1e-15 per step; below 2/S_1 errors do not grow (contraction)
+        assert run.gap.max() <= 1e-10 and off <= 1e-10 and vs <= 1e-10
+
+    prop()
+    # the edge of stability: the rank-p setting in a random frame
+    rng = np.random.default_rng(SEED_V)
+    V = ns.random_orthogonal(rng, 3)
+    sig = np.array([1.0, 0.9, 0.6])
+    eos = gd.simulate_full(gd.svs_initialisation([1e-6, 0.9e-6], [5, 5], V, V), V @ np.diag(sig) @ V.T, 2.8 / 5, 200_000)
+    eye = gd.simulate_full(gd.svs_initialisation([1e-6, 0.9e-6], [5, 5], np.eye(3), np.eye(3)), np.diag(sig), 2.8 / 5, 200_000)
+    audit.ours(worst, 3, label="largest deviations along GD below 2/S_1 (gap: ||W_{l+1}^T W_{l+1} - W_l W_l^T||_F)")
+    audit.ours({"random frame": float(eos.gap.max()), "identity frame": float(eye.gap.max())}, 3,
+               label="depth-balance gap along the EoS run of MP-sim.6.24.rankp")
+    audit.evidence(
+        "Hypothesis (derandomised): full-matrix GD from W_hl(0) = alpha_h^{1/L} I (in a random frame V) with symmetric "
+        "targets keeps every layer of a pathway equal (gap <= 1e-10), V^T Omega_h V diagonal and equal to the mode "
+        "recursion (54). In exact arithmetic this holds at any step; in float64 at the edge of stability the rounding-"
+        "level departures in a random frame are amplified to an O(0.1) depth imbalance (identity frame: the layers stay "
+        "bitwise equal), while the run still ends at a minimum with sharpness <= 2/eta (MP-sim.6.24.rankp)."
+    )
