@@ -1,0 +1,624 @@
+"""Checks of the simulation claims of the central-flow paper (Figures 1-4; Appendices B-D, 'Empirical analysis').
+
+Runs: :mod:`numerics.central_flow.flows` (GD, gradient flow (GF) and the hybrid central flow
+(CF), DOP853 at rtol 1e-12, atol 1e-14, time in GD steps); figures:
+:mod:`numerics.central_flow.figures`. The text lost every setting except r = 2 (matrix
+factorisation), r = 3 (ReLU), T = 200 (scalar) and "three random seeds"; the settings used are
+``flows.SETTINGS`` (read once, stated on each check as its reading): eta = 0.9 with targets of
+unit scale, unbalanced sub-critical initialisations whose GF sharpens past 2/eta.
+
+Draws. Draw i of a model is Philox-keyed by (SEED, i) (``flows.*_setting``); a draw is used
+when its start lies below the edge (lambda_max(theta0) < 2/eta; a start above the edge has no
+central flow) and, for ReLU, when its hybrid flow reaches the edge off an activation boundary
+(the paper evaluates "at an active rank-one EOS point"). The first three used draws stand for
+the paper's three seeds; the full profile uses more. Claims that hold for every draw of our
+reading (identities, conservation, pinning, saturation) are asserted on every draw; claims that
+depend on the regime of a draw (how much of the period-two oscillation the midpoint removes, when
+the fixed gates fail) are asserted on the first three draws, the paper's scale, and the other
+draws of the full profile are reported. SEED was fixed once and never tuned.
+
+"Active" samples are CF samples with one critical direction and sigma^2 > 0. Relative changes
+of a law are |law(t) - law(0)| / |law(0)| (Frobenius for Psi); for ReLU each h_j is measured
+against its own scale |u_j|^2 + |v_j|^2 at t = 0 (h_j(0) itself can be near 0), except GF's drift,
+which is measured against |theta0|^2 = sum_j scale_j (the solver's error control is on the whole state).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import sympy as sp
+from scipy import stats
+
+from derivations.central_flow import scalar as S
+from numerics.central_flow import figures as FIG
+from numerics.central_flow import flows as F
+from verify.audit import claim, discrepancy
+
+EPS = np.finfo(float).eps
+SEED = 0
+SIZES = {  # used draws per model; ReLU pool: Philox draws tried for the fixed-gate statistics
+    "quick": {"draws": 3, "relu_pool_tries": 40},
+    "full": {"draws": 8, "relu_pool_tries": 200},
+}
+GRID_STEP = 0.25  # sampling interval of the flows, in GD steps (ReLU gate scans: 0.1)
+GF_TOL = 1e-10  # GF keeps a law to the solver's accuracy: rtol 1e-12 per step, ~1e3 steps, dense-output samples
+O1 = 0.1  # "O(1) change": at least 10% of the law's scale (>= 1e9 x GF's drift)
+PIN_TOL = 1e-9  # |lambda_max eta/2 - 1| on the edge: the constraint is exact for the flow, its drift is the
+#                 integration error (rtol 1e-12, ~1e3 steps) plus dense-output interpolation at the samples
+P2_MAX = 0.5  # the midpoint "removes the dominant period-two oscillation": less than half of GD's amplitude remains
+PAPER_RUNS = 3  # the paper's "three random initialisations / seeds"
+P2_SKIP = 3  # period-two amplitudes are compared from step 3 on (the first steps are the catapult itself)
+
+READ_SCALAR = ("lost setting read as y = 1, eta = 0.9, u0 ~ U(1.2, 1.35), v0 ~ U(0.1, 0.3) (h0 > 0 above the bound "
+               "0.969, lambda_max(theta0) < 2/eta), T = 200; loss (uv - y)^2/2; time in GD steps")
+READ_MF = ("lost setting read as n = m = 3, r = 2, eta = 0.9, Y = A diag(1, 1/2) B^T (random orthonormal A, B), "
+           "U0 = 1.2 G/|G|_2, V0 = 0.3 G'/|G'|_2 (Gaussian G), draws starting above the edge skipped, T = 100; "
+           "loss |UV^T - Y|_F^2/2")
+READ_RELU = ("lost setting read as n = 1, d = 3, N = 6, r = 3, eta = 0.9, x_i uniform on the sphere, targets of a "
+             "two-unit ReLU teacher with |y| = 1, U0 = 0.7 G/|G|_2, V0 = 0.7 G'/|G'|_2, draws starting above the edge "
+             "or without an EOS contact off an activation boundary skipped, T = 60; the 'active rank-one EOS point' "
+             "read as the first EOS contact of the hybrid flow; loss (1/2) sum_i |g(x_i) - y_i|^2")
+
+
+# --- helpers ---------------------------------------------------------------------------------------------
+
+
+def _grid(T, step=GRID_STEP):
+    return np.linspace(0.0, T, int(round(T / step)) + 1)
+
+
+def _p2(seq) -> np.ndarray:
+    """Period-two amplitude |x_{k+1} - 2 x_k + x_{k-1}| / 4 (= b for x_k = a + (-1)^k b)."""
+    d2 = np.diff(np.asarray(seq), 2, axis=0)
+    return np.linalg.norm(d2.reshape(d2.shape[0], -1), axis=1) / 4
+
+
+def _p2_ratio(iterates) -> float:
+    """Sum of the midpoints' period-two amplitudes over GD's, from step P2_SKIP on."""
+    return float(_p2(F.midpoints(iterates))[P2_SKIP:].sum() / _p2(iterates)[P2_SKIP:].sum())
+
+
+def _contact_state(traj):
+    """(t, theta) where the hybrid flow first reached the edge."""
+    ev = next(e for e in traj.events if e["kind"] == "mode" and e["k"][1] > 0)
+    return ev["t"], ev["theta"]
+
+
+def _below_edge(model, theta, eta) -> bool:
+    return bool(F.sharpness(model, theta)[0] < 2.0 / eta)
+
+
+def _used_draws(setting, count, extra=None, tries=400):
+    out, i = [], 0
+    while len(out) < count:
+        if i >= tries:
+            raise RuntimeError(f"fewer than {count} usable draws among the first {tries}")
+        model, th, eta = setting(SEED, i)
+        if _below_edge(model, th, eta) and (extra is None or extra(model, th, eta)):
+            out.append(i)
+        i += 1
+    return out
+
+
+def _save(audit, fig, name):
+    audit.figure(fig, name)
+    plt.close(fig)
+
+
+def _rel_change(values, ref, scale=None) -> np.ndarray:
+    values = np.asarray(values)
+    diff = values - ref
+    if diff.ndim == 3:  # matrices: Frobenius norm
+        return np.linalg.norm(diff.reshape(diff.shape[0], -1), axis=1) / np.linalg.norm(ref)
+    return np.abs(diff) / (np.abs(ref) if scale is None else scale)
+
+
+# --- scalar model (Figure 1) -------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def _eq18():
+    """Eq. (18) as read (derivations.central_flow.scalar) with sigma^2 on the constraint, as a float function."""
+    expr = S.eq18().subs(S.sigma2, S.sigma2_closed())
+    return sp.lambdify((S.u, S.v, S.y, S.eta), expr, "numpy")
+
+
+def _scalar_run(i):
+    model, th, eta = F.scalar_setting(SEED, i)
+    c = F.SETTINGS["scalar"]
+    T, y = c["T"], c["y"]
+    grid = _grid(T)
+    gf = F.gradient_flow(model, th, eta, T, grid)
+    cf = F.hybrid_flow(model, th, eta, T, grid)
+    gd = F.gradient_descent(model, th, eta, int(T))
+    mid = F.midpoints(gd)
+    h0 = float(F.law(th, model))
+    tc, thc = _contact_state(cf)
+    vc = F.central_flow_velocity(model, thc, eta)
+    hdot_meas = float(2 * thc[0] * vc["velocity"][0] - 2 * thc[1] * vc["velocity"][1])  # <grad h, theta'>
+    lam_c = np.linalg.eigvalsh(model.hessian(thc))
+    lam = np.array([F.sharpness(model, x)[0] for x in cf.theta])
+    act = np.nonzero(cf.k > 0)[0]
+    vel = [F.central_flow_velocity(model, cf.theta[j], eta) for j in act]
+    hdot = np.array([2 * cf.theta[j][0] * v["velocity"][0] - 2 * cf.theta[j][1] * v["velocity"][1]
+                     for j, v in zip(act, vel)])
+    s2 = np.array([v["sigma2"][0] for v in vel])
+    probe = act[:: max(1, act.size // 25)]
+    eigsh_gap = max(abs(F.sharpness(model, cf.theta[j], method="eigsh")[0] - lam[j]) / lam[j] for j in probe)
+    pre = cf.k == 0
+    return {
+        "draw": i, "T": T, "eta": eta, "y": y, "h0": h0, "theta0": th,
+        "gf_t": gf.t, "gf_dh": _rel_change(F.law(gf.theta, model), h0),
+        "cf_t": cf.t, "cf_k": cf.k, "cf_h": F.law(cf.theta, model), "cf_dh": _rel_change(F.law(cf.theta, model), h0),
+        "cf_lam": lam * eta / 2,
+        "gd_t": np.arange(gd.shape[0], dtype=float), "gd_dh": _rel_change(F.law(gd, model), h0),
+        "mid_t": np.arange(mid.shape[0]) + 0.5, "mid_dh": _rel_change(F.law(mid, model), h0),
+        "p2_ratio": _p2_ratio(gd),
+        "contact": tc, "hdot_meas": hdot_meas, "hdot_pred": float(_eq18()(thc[0], thc[1], y, eta)),
+        "kappa": float(lam_c[-1] / (lam_c[-1] - lam_c[0])),
+        "abs_hT": float(abs(F.law(cf.theta[-1], model))), "t_last": float(cf.t[-1]),
+        "bound": 2 * np.sqrt(eta**-2 - y**2),
+        "pre_gap": float(np.max(np.abs(cf.theta[pre] - gf.theta[: int(pre.sum())]))),
+        "pre_lam_max": float(lam[pre].max() * eta / 2),
+        "act": act, "act_hdot": hdot, "act_s2": s2, "eigsh_gap": float(eigsh_gap), "stop": cf.stop,
+    }
+
+
+@pytest.fixture(scope="module")
+def scalar_runs(profile):
+    draws = _used_draws(F.scalar_setting, SIZES[profile]["draws"])
+    return [_scalar_run(i) for i in draws]
+
+
+@claim("CF-B.fig1-levelset", reading=READ_SCALAR + "; O(1) read as a relative change >= 0.1")
+def test_fig1_levelset(audit, scalar_runs):
+    gf = [float(r["gf_dh"].max()) for r in scalar_runs]
+    cf = [float(r["cf_dh"][-1]) for r in scalar_runs]
+    mid = [float(r["mid_dh"][-1]) for r in scalar_runs]
+    gd = [float(r["gd_dh"][-1]) for r in scalar_runs]
+    audit.ours(gf, 3, label="GF max_t |h - h0|/|h0|")
+    audit.ours(cf, 4, label="CF |h(T) - h0|/|h0|")
+    audit.ours(mid, 4, label="GD midpoint")
+    audit.ours(gd, 4, label="GD iterate")
+    audit.evidence(
+        f"{len(scalar_runs)} draws (Philox ({SEED}, i)), T = 200: GF and hybrid CF by DOP853 (rtol 1e-12) sampled "
+        f"every 0.25 steps, GD 200 steps. Tolerances: GF <= {GF_TOL:g} (solver accuracy over ~1e3 steps); "
+        f"O(1) = >= {O1}."
+    )
+    _save(audit, FIG.figure1(scalar_runs), "cf_fig1")
+    assert max(gf) <= GF_TOL
+    assert min(cf) >= O1 and min(mid) >= O1 and min(gd) >= O1
+
+
+MIDPOINT_READING = ("setting as in the claim's first check; 'removes the dominant period-two oscillation' read as: "
+                    "the midpoints keep less than half of GD's period-two amplitude of theta (summed over steps >= 3), "
+                    "in each of the first three draws")
+
+
+def _check_midpoint(audit, runs, steps):
+    ratios = [r["p2_ratio"] for r in runs]
+    audit.ours(ratios, 3, label="sum_k |Delta^2 midpoint_k| / sum_k |Delta^2 theta_k|, k >= 3, per draw")
+    audit.evidence(
+        "Period-two amplitude |x_{k+1} - 2 x_k + x_{k-1}|/4 (= b for x_k = a + (-1)^k b) of the GD iterates and of the "
+        f"adjacent-iterate midpoints over {steps} steps, summed from step {P2_SKIP} on (the first steps are the "
+        f"catapult that creates the oscillation). Asserted on the first {PAPER_RUNS} draws; any further draws (full "
+        "profile) are reported."
+    )
+    assert max(ratios[:PAPER_RUNS]) < P2_MAX
+
+
+@claim("CF-B.fig1-levelset", reading=MIDPOINT_READING)
+def test_fig1_midpoint(audit, scalar_runs):
+    _check_midpoint(audit, scalar_runs, 200)
+
+
+@claim("CF-B.fig1-match", reading=READ_SCALAR + "; Eq. (18) as reconstructed (CF-B.eq18) with sigma^2 on the "
+       "constraint (CF-B.sigma2); 'first EOS contact' = the event where lambda_max reaches 2/eta")
+def test_fig1_match(audit, scalar_runs):
+    rel = [abs(r["hdot_meas"] - r["hdot_pred"]) / abs(r["hdot_pred"]) for r in scalar_runs]
+    tol = [256 * EPS * r["kappa"] for r in scalar_runs]
+    audit.ours([(r["hdot_meas"], r["hdot_pred"]) for r in scalar_runs], 17, label="(measured h', Eq. (18)) per draw")
+    audit.ours(rel, 3, label="relative difference")
+    audit.evidence(
+        "Measured: <grad h, theta'_CF> at the contact state, theta'_CF from the numerical pipeline (dense eigh, "
+        "closed-form grad lambda_max via curvature gradients, constraint solve). Predicted: SymPy Eq. (18) with the "
+        "SymPy sigma^2, lambdified. Tolerance 256 eps kappa, kappa = lambda_max/(lambda_max - lambda_min) the "
+        "eigenvector's condition (eigh backward error eps ||H||), 256 covering the few dozen roundings of each route."
+    )
+    assert all(r < t for r, t in zip(rel, tol))
+    assert all(r["hdot_pred"] < 0 for r in scalar_runs)
+
+
+@claim("CF-B.fig1-pinned", reading=READ_SCALAR)
+def test_fig1_pinned(audit, scalar_runs):
+    dev = [float(np.max(np.abs(r["cf_lam"][r["act"]] - 1))) for r in scalar_runs]
+    pre = [r["pre_lam_max"] for r in scalar_runs]
+    gap = [r["pre_gap"] for r in scalar_runs]
+    eg = [r["eigsh_gap"] for r in scalar_runs]
+    audit.ours(dev, 3, label="max |lambda_max eta/2 - 1| after contact")
+    audit.ours(pre, 6, label="max lambda_max eta/2 before contact")
+    audit.ours(gap, 3, label="max |theta_hybrid - theta_GF| before contact")
+    audit.ours(eg, 3, label="max |eigsh - dense| / dense (sharpness cross-check)")
+    audit.ours([r["contact"] for r in scalar_runs], 6, label="contact times")
+    audit.evidence(
+        f"Sharpness = top eigenvalue of the exact dense Hessian at every sample (0.25 steps), cross-checked by Lanczos "
+        f"(eigsh) at ~25 samples per run (tolerance 1e3 eps: both backward stable). Pinned: <= {PIN_TOL:g} "
+        "(integration and dense-output error of the exact invariant). Before contact the hybrid flow is the GF run "
+        "sample for sample "
+        "(same solver and right-hand side; tolerance 1e-12 x |theta|)."
+    )
+    assert max(dev) <= PIN_TOL
+    assert max(pre) < 1.0
+    assert max(gap) <= 1e-12 * max(np.abs(r["theta0"]).max() for r in scalar_runs)
+    assert max(eg) <= 1e3 * EPS
+    assert all(r["stop"] is None and r["t_last"] == r["T"] for r in scalar_runs)
+
+
+@claim("CF-B.fig1-saturate", reading=READ_SCALAR + "; 'long-time |h|' = |h| of the hybrid CF at T = 200")
+def test_fig1_saturate(audit, scalar_runs):
+    rel = [abs(r["abs_hT"] - r["bound"]) / r["bound"] for r in scalar_runs]
+    audit.ours([r["abs_hT"] for r in scalar_runs], 16, label="|h(200)|")
+    audit.ours(float(scalar_runs[0]["bound"]), 16, label="2 sqrt(eta^-2 - y^2)")
+    audit.ours(rel, 3, label="relative distance to the bound")
+    audit.ours([float(abs(r["h0"])) for r in scalar_runs], 6, label="|h0| (far from the bound)")
+    audit.evidence(
+        "Hybrid CF to T = 200; tolerance 1e-9 relative: the flow converges exponentially onto the zero-loss point on "
+        "the edge, what remains is integration error (rtol 1e-12 over ~1e3 steps)."
+    )
+    assert max(rel) <= 1e-9
+    assert all(abs(r["h0"]) > 1.3 * r["bound"] for r in scalar_runs)  # the runs start far from the bound
+
+
+@claim("CF-B.fig1-balance", reading=READ_SCALAR)
+def test_fig1_balance(audit, scalar_runs):
+    hmin = [float(r["cf_h"].min()) for r in scalar_runs]
+    active = [r["act_s2"] > 0 for r in scalar_runs]
+    hdot_max = [float(r["act_hdot"][a].max()) for r, a in zip(scalar_runs, active)]
+    counts = [int(a.sum()) for a in active]
+    audit.ours(hmin, 6, label="min_t h(t) along the hybrid CF")
+    audit.ours(hdot_max, 6, label="max h' over active samples (sigma^2 > 0)")
+    audit.ours(counts, label="active samples per run")
+    audit.evidence("h and h' = <grad h, theta'_CF> at every active sample of the hybrid CF (0.25 steps, T = 200).")
+    assert min(hmin) > 0
+    assert max(hdot_max) < 0 and min(counts) > 10
+
+
+# --- matrix factorisation (Figure 2) -----------------------------------------------------------------------
+
+
+def _sym_coords(B):
+    """Frobenius-orthonormal coordinates of a symmetric 2 x 2 matrix."""
+    return np.array([B[0, 0], np.sqrt(2) * B[0, 1], B[1, 1]])
+
+
+def _mf_run(i):
+    model, th, eta = F.mf_setting(SEED, i)
+    T = F.SETTINGS["mf"]["T"]
+    grid = _grid(T)
+    gf = F.gradient_flow(model, th, eta, T, grid)
+    cf = F.hybrid_flow(model, th, eta, T, grid)
+    gd = F.gradient_descent(model, th, eta, int(T))
+    mid = F.midpoints(gd)
+    P0 = F.balancedness(th, model)
+    act_t, match, floor, coords, lam2, lam1 = [], [], [], [], [], []
+    n, m_, r = model.shape
+    for j in np.nonzero(cf.k > 0)[0]:
+        v = F.central_flow_velocity(model, cf.theta[j], eta)
+        if v["sigma2"][0] <= 0:
+            continue
+        Pdot = F.balancedness_rate(cf.theta[j], v["velocity"], model)  # d/dt (U^T U - V^T V), direct
+        Bt = F.mf_breaking_matrix(cf.theta[j], model, v["deltas"])
+        B = (Bt + Bt.T) / 2
+        act_t.append(cf.t[j])
+        match.append(np.linalg.norm(Pdot + eta * B) / np.linalg.norm(eta * B))
+        U, V = cf.theta[j][: n * r].reshape(n, r), cf.theta[j][n * r :].reshape(m_, r)
+        dU, dV = v["velocity"][: n * r].reshape(n, r), v["velocity"][n * r :].reshape(m_, r)
+        terms = 2 * (np.abs(dU.T) @ np.abs(U) + np.abs(dV.T) @ np.abs(V)) + eta * np.abs(B)  # sum of |terms|
+        floor.append(np.max(np.abs(Pdot + eta * B) / terms))
+        coords.append(_sym_coords(B))
+        lam = F.sharpness(model, cf.theta[j], 2)
+        lam1.append(lam[0] * eta / 2)
+        lam2.append(lam[1] * eta / 2)
+    svals = np.linalg.svd(np.array(coords), compute_uv=False)
+    return {
+        "draw": i, "eta": eta, "T": T, "stop": cf.stop, "contact": cf.contact,
+        "gf_t": gf.t, "gf_dpsi": _rel_change(F.balancedness(gf.theta, model), P0),
+        "cf_t": cf.t, "cf_dpsi": _rel_change(F.balancedness(cf.theta, model), P0),
+        "gd_t": np.arange(gd.shape[0], dtype=float), "gd_dpsi": _rel_change(F.balancedness(gd, model), P0),
+        "mid_t": np.arange(mid.shape[0]) + 0.5, "mid_dpsi": _rel_change(F.balancedness(mid, model), P0),
+        "p2_ratio": _p2_ratio(gd),
+        "act_t": np.array(act_t), "match": np.array(match), "floor": np.array(floor), "svals": svals,
+        "lam1": np.array(lam1),
+        "lam2": np.array(lam2),
+    }
+
+
+@pytest.fixture(scope="module")
+def mf_runs(profile):
+    draws = _used_draws(F.mf_setting, SIZES[profile]["draws"])
+    return [_mf_run(i) for i in draws]
+
+
+@claim("CF-C.fig2-psi", reading=READ_MF + "; O(1) read as a relative Frobenius change >= 0.1")
+def test_fig2_psi(audit, mf_runs):
+    gf = [float(r["gf_dpsi"].max()) for r in mf_runs]
+    cf = [float(r["cf_dpsi"][-1]) for r in mf_runs]
+    mid = [float(r["mid_dpsi"][-1]) for r in mf_runs]
+    audit.ours([r["draw"] for r in mf_runs], label="Philox draws used (earlier ones start above the edge)")
+    audit.ours(gf, 3, label="GF max_t |Psi - Psi0|_F/|Psi0|_F")
+    audit.ours(cf, 4, label="CF at T = 100")
+    audit.ours(mid, 4, label="GD midpoint at step 100")
+    audit.evidence(
+        f"GF and hybrid CF by DOP853 (rtol 1e-12), samples every 0.25 steps; GD 100 steps. GF tolerance {GF_TOL:g} "
+        f"(solver accuracy), O(1) = >= {O1}."
+    )
+    _save(audit, FIG.figure2(mf_runs), "cf_fig2")
+    assert max(gf) <= GF_TOL
+    assert min(cf) >= O1 and min(mid) >= O1
+
+
+@claim("CF-C.fig2-psi", reading=MIDPOINT_READING)
+def test_fig2_midpoint(audit, mf_runs):
+    _check_midpoint(audit, mf_runs, 100)
+
+
+@claim("CF-C.fig2-match", reading=READ_MF + "; 'approximately 1e-10 - 1e-9' read as: Psi' = -eta sym(B~) holds to "
+       "float64 rounding along the active trajectory (entrywise |Psi' + eta B| <= 64 eps x sum of |terms|); the plain "
+       "relative discrepancy is reported beside the paper's range")
+def test_fig2_match(audit, mf_runs):
+    floor = [float(r["floor"].max()) for r in mf_runs]
+    worst = [float(r["match"].max()) for r in mf_runs]
+    median = [float(np.median(r["match"])) for r in mf_runs]
+    audit.ours(floor, 3, label="max_t entrywise |Psi' + eta B| / sum|terms| per draw")
+    audit.ours(median, 3, label="median_t |Psi' + eta B|_F / |eta B|_F per draw")
+    audit.ours(worst, 3, label="max_t |Psi' + eta B|_F / |eta B|_F per draw")
+    audit.ours([int(r["match"].size) for r in mf_runs], label="active samples")
+    audit.evidence(
+        "Psi' by direct differentiation, U'^T U + U^T U' - V'^T V - V^T V' with theta' the float64 CF velocity; "
+        "prediction -eta B, B = sym(B~) from the boxed formula with Sigma = sigma^2 q q^T. The identity holds to "
+        "rounding everywhere (tolerance 64 eps times the sum of |terms|: four r x r products of length n + m and one "
+        "subtraction). The plain relative discrepancy sits at ~1e-16 while sigma^2 is of order one and rises to "
+        "~1e-9 - 1e-8 late in one draw, where sigma^2 -> 0 and the exactly cancelling gradient part of Psi' "
+        "(U^T E V - V^T E^T U terms) dominates the rounding: the paper's 1e-10 - 1e-9 is this kind of floor."
+    )
+    assert max(floor) <= 64 * EPS
+    assert min(r["match"].size for r in mf_runs) > 10
+
+
+@claim("CF-C.fig2-span", reading=READ_MF + "; 'nonzero well above the numerical error floor' read as sigma_3/sigma_1 "
+       ">= 1e-8, 1e6 x the ~1e-14 relative accuracy of B(t) (CF-C.fig2-match)")
+def test_fig2_span(audit, mf_runs):
+    norm = [r["svals"] / r["svals"][0] for r in mf_runs]
+    audit.ours([list(x) for x in norm], 4, label="normalised singular values per draw")
+    audit.evidence(
+        "B(t) = sym(B~) at every active sample in the Frobenius-orthonormal coordinates (B11, sqrt2 B12, B22) of "
+        "Sym(2), stacked (one row per sample) and decomposed; three singular values well above the floor mean no "
+        "nonzero constant A in Sym(2) is orthogonal to every B(t)."
+    )
+    assert all(x.size == 3 and x[-1] >= 1e-8 for x in norm)
+
+
+@claim("CF-C.fig2-lam2", reading=READ_MF + "; throughout = at every active sample (0.25 steps)")
+def test_fig2_lam2(audit, mf_runs):
+    top = [float(r["lam2"].max()) for r in mf_runs]
+    audit.ours(top, 6, label="max lambda_2 eta/2 over the active trajectory")
+    audit.ours([r["stop"] for r in mf_runs], label="early stops (a second eigenvalue at the edge)")
+    audit.evidence(
+        "Second eigenvalue of the exact dense Hessian at every active CF sample. The hybrid flow also watches "
+        "lambda_2 = 2/eta as an event (it would stop there), so no crossing between samples went unnoticed."
+    )
+    assert max(top) < 0.95
+    assert all(r["stop"] is None for r in mf_runs)
+
+
+# --- two-layer ReLU (Figures 3 and 4) ----------------------------------------------------------------------
+
+
+def _relu_gate_scan(model, traj, eta):
+    """(ratio at each active sample, times): the fixed-gate ratio along the hybrid CF."""
+    ts, ratios = [], []
+    for j in np.nonzero(traj.k > 0)[0]:
+        v = F.central_flow_velocity(model, traj.theta[j], eta)
+        ts.append(traj.t[j])
+        ratios.append(F.fixed_gate_ratio(traj.theta[j], model, v["Q"][:, 0], v["sigma2"][0]))
+    return np.array(ratios), np.array(ts)
+
+
+def _relu_contact(i, T):
+    """The hybrid flow of draw i on a 0.1-step grid, or None when the draw is not used."""
+    model, th, eta = F.relu_setting(SEED, i)
+    if not _below_edge(model, th, eta):
+        return None
+    traj = F.hybrid_flow(model, th, eta, T, _grid(T, 0.1))
+    if traj.contact is None:
+        return None
+    return model, th, eta, traj
+
+
+def _first_failure(model, traj, eta):
+    ratios, ts = _relu_gate_scan(model, traj, eta)
+    bad = np.nonzero(ratios <= 1.0)[0]
+    if bad.size:
+        return float(ts[bad[0]])
+    return float(traj.t[-1]) if traj.stop else None  # a central trajectory stopped on a boundary has failed there
+
+
+def _relu_point(model, thc, eta):
+    """Per-neuron drift at a state: measured <grad h_j, theta'_CF> and predicted -eta (B~_ReLU)_jj."""
+    v = F.central_flow_velocity(model, thc, eta)
+    n, d, r = model.shape
+    U, V = thc[: n * r].reshape(n, r), thc[n * r :].reshape(d, r)
+    dU, dV = v["velocity"][: n * r].reshape(n, r), v["velocity"][n * r :].reshape(d, r)
+    meas = 2 * np.sum(U * dU, axis=0) - 2 * np.sum(V * dV, axis=0)
+    Bt = F.relu_breaking_matrix(thc, model, v["deltas"])
+    pred = -eta * np.diag(Bt)
+    b = np.diag(Bt)
+    basis = np.linalg.svd(b[None, :])[2][1:]  # orthonormal basis of b-perp (rows)
+    return {"meas": meas, "pred": pred, "surv": float(np.max(np.abs(basis @ meas))), "b": b,
+            "ratio": F.fixed_gate_ratio(thc, model, v["Q"][:, 0], v["sigma2"][0]),
+            "scale": float(np.abs(meas).sum() + np.abs(pred).sum())}
+
+
+def _relu_run(i):
+    T = F.SETTINGS["relu"]["T"]
+    model, th, eta, cf = _relu_contact(i, T)
+    tc, thc = _contact_state(cf)
+    grid = _grid(T, 0.1)
+    gf = F.gradient_flow(model, th, eta, T, grid)
+    gd = F.gradient_descent(model, th, eta, int(T))
+    mid = F.midpoints(gd)
+    n, d, r = model.shape
+    scale = np.sum(th[: n * r].reshape(n, r) ** 2, axis=0) + np.sum(th[n * r :].reshape(d, r) ** 2, axis=0)
+    h0 = F.law(th, model)
+    return {
+        "draw": i, "eta": eta, "contact": tc, **_relu_point(model, thc, eta),
+        "fail_t": _first_failure(model, cf, eta), "cf_stop": cf.stop,
+        "gf_t": gf.t, "h_gf": F.law(gf.theta, model), "cf_t": cf.t, "h_cf": F.law(cf.theta, model),
+        "mid_t": np.arange(mid.shape[0]) + 0.5, "h_mid": F.law(mid, model), "gd_h": F.law(gd, model),
+        "gf_dh": float(np.max(np.abs(F.law(gf.theta, model) - h0)) / scale.sum()),  # the solver's accuracy is global
+        "mid_dh": np.abs(F.law(mid[-1], model) - h0) / scale, "gf_events": len(gf.events),
+        "gf_slides": sum(e["kind"] == "slide" for e in gf.events), "p2_ratio": _p2_ratio(gd),
+        "alive": np.any([model.preacts(x) > 0 for x in gd], axis=(0, 1)),
+    }
+
+
+@pytest.fixture(scope="module")
+def relu_pool(profile):
+    """Every used draw among the first ``relu_pool_tries``: (draw, ratio at contact, first failure time, contact)."""
+    out = []
+    for i in range(SIZES[profile]["relu_pool_tries"]):
+        got = _relu_contact(i, 20.0)
+        if got is None:
+            continue
+        model, _, eta, traj = got
+        tc, thc = _contact_state(traj)
+        out.append((i, _relu_point(model, thc, eta)["ratio"], _first_failure(model, traj, eta), tc))
+    return out
+
+
+@pytest.fixture(scope="module")
+def relu_runs(profile, relu_pool):
+    count = SIZES[profile]["draws"]
+    if len(relu_pool) < count:
+        raise RuntimeError(f"only {len(relu_pool)} usable ReLU draws in the pool; {count} needed")
+    return [_relu_run(i) for i, *_ in relu_pool[:count]]
+
+
+def _clear_signs(runs):
+    """Signs of the predicted drifts that are clearly nonzero (|pred| > 1e-6 max |pred|)."""
+    signs = set()
+    for r in runs:
+        big = np.abs(r["pred"]) > 1e-6 * np.abs(r["pred"]).max()
+        signs |= set(np.sign(r["pred"][big]).astype(int).tolist())
+    return signs
+
+
+@claim("CF-D.fig3-match", reading=READ_RELU + "; B~_ReLU as read in CF-D.Btilde")
+def test_fig3_match(audit, relu_runs):
+    err = [float(np.max(np.abs(r["meas"] - r["pred"])) / r["scale"]) for r in relu_runs]
+    signs = _clear_signs(relu_runs)
+    audit.ours([list(r["pred"]) for r in relu_runs], 6, label="-eta (B~_ReLU)_jj per draw")
+    audit.ours([list(r["meas"]) for r in relu_runs], 6, label="measured <grad h_j, theta'_CF>")
+    audit.ours(err, 3, label="max |measured - predicted| / sum|terms|")
+    audit.ours(sorted(signs), label="signs of the clearly nonzero drifts")
+    audit.evidence(
+        f"Draws {[r['draw'] for r in relu_runs]} (the first usable), first EOS contact of the hybrid CF: the float64 "
+        "CF velocity (exact region Hessian, eigh, curvature gradients) differentiated along each h_j against the "
+        "rebuilt B~_ReLU. Tolerance 256 eps (sums of a few dozen products). Drifts of both signs occur."
+    )
+    _save(audit, FIG.figure3(relu_runs), "cf_fig3")
+    assert max(err) <= 256 * EPS
+    assert signs == {-1, 1}
+
+
+@discrepancy(
+    "CF-D.fig3-gate",
+    reason="in our reconstruction the rank-one oscillation at the first EOS contact already crosses an activation "
+    "boundary (fixed-gate ratio < 1) for our first three usable draws, and for about two thirds of the pooled EOS "
+    "draws; "
+    "the paper's setting is lost, so this measures our reading, under which 'all ratios exceed one' for three seeds "
+    "would be an event of a few per cent (read instead as points chosen inside the certified window of Figure 4, the "
+    "claim would hold by construction and carry no information)",
+    reading=READ_RELU,
+)
+def test_fig3_gate(audit, relu_runs, relu_pool):
+    ratios = [r["ratio"] for r in relu_runs]
+    pool = [p[1] for p in relu_pool]
+    k, n = sum(x > 1 for x in pool), len(pool)
+    lo, hi = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
+    audit.ours(ratios, 4, label="min_ij |z_ij|/|delta z_ij| at first contact, per draw")
+    audit.ours(f"{k} of {n} (Clopper-Pearson 95%: [{lo:.3f}, {hi:.3f}])", label="pooled draws with ratio > 1")
+    audit.ours(f"{hi ** 3:.3f}", label="upper bound on P(3 of 3) under our reading")
+    audit.evidence(
+        f"Pool: every usable draw among Philox ({SEED}, 0..{relu_pool[-1][0] if relu_pool else 0}); ratio = "
+        "min |x_i^T v_j| / (sqrt(sigma^2) |q_vj^T x_i|) at the contact state. The assertion is the paper's: every "
+        "ratio of the three evaluated points exceeds one."
+    )
+    _save(audit, FIG.figure3(relu_runs, pool), "cf_fig3_gate")
+    assert all(x > 1 for x in ratios[:PAPER_RUNS])
+
+
+@claim("CF-D.fig3-surv", reading=READ_RELU + "; 'O(1e-11)' read as: below 1e-10 in absolute value")
+def test_fig3_surv(audit, relu_runs):
+    surv = [r["surv"] for r in relu_runs]
+    rel = [r["surv"] / (r["eta"] * np.linalg.norm(r["b"])) for r in relu_runs]
+    audit.ours(surv, 3, label="max |c^T h'| over an orthonormal basis c of b-perp, per draw")
+    audit.ours(rel, 3, label="relative to eta |b|")
+    audit.evidence(
+        "b = diag(B~_ReLU) at the contact state; the two orthonormal combinations orthogonal to b (SVD) applied to the "
+        "measured drifts h_j' = <grad h_j, theta'_CF>. Relative tolerance 256 eps (float64 floor of the drifts)."
+    )
+    assert max(surv) < 1e-10
+    assert max(rel) <= 256 * EPS
+    assert all(np.linalg.norm(r["b"]) > 0 for r in relu_runs)
+
+
+@claim("CF-D.fig4-gate", reading=READ_RELU + "; 'after fewer than 10 optimisation steps' read as: the first sampled "
+       "point (0.1-step grid) where the fixed-gate ratio is <= 1 lies at t < 10 GD steps from initialisation")
+def test_fig4_gate(audit, relu_runs, relu_pool):
+    fail = [r["fail_t"] for r in relu_runs]
+    after = [None if f is None else f - r["contact"] for f, r in zip(fail, relu_runs)]
+    pool_fail = [p[2] for p in relu_pool]
+    within = sum(f is not None and f < 10 for f in pool_fail)
+    lo, hi = stats.binomtest(within, len(pool_fail)).proportion_ci(0.95, method="exact")
+    audit.ours(fail, 4, label="first failing sample t (from t = 0), per draw")
+    audit.ours(after, 4, label="the same, counted from the first EOS contact")
+    audit.ours(f"{within} of {len(pool_fail)} (Clopper-Pearson 95%: [{lo:.3f}, {hi:.3f}])",
+               label="pooled EOS draws failing before t = 10 (hybrid flow to t = 20)")
+    audit.evidence(
+        "Fixed-gate ratio at every active sample of the hybrid CF (0.1 steps); a central trajectory that stops on an "
+        "activation boundary counts as failed there (the ratio is 0 on the boundary). Asserted on the first "
+        f"{PAPER_RUNS} draws; further draws and the pool are reported (in some draws the fixed gates hold for long)."
+    )
+    assert all(f is not None and f < 10 for f in fail[:PAPER_RUNS])
+
+
+@claim("CF-D.fig4-laws", reading=READ_RELU + "; 'breaks' read as: the GD midpoint changes some h_j by >= 0.1 of its "
+       "scale |u_j|^2 + |v_j|^2 and every h_j of a live neuron (one with an open gate at some GD step) by more than "
+       "1e3 x GF's tolerance; a neuron dead throughout has zero gradient, and every flow keeps its h_j exactly")
+def test_fig4_laws(audit, relu_runs):
+    gf = [r["gf_dh"] for r in relu_runs]
+    mid = [r["mid_dh"] for r in relu_runs]
+    alive = [r["alive"] for r in relu_runs]
+    audit.ours(gf, 3, label="GF max_j,t |h_j - h_j(0)| / sum_j scale_j")
+    audit.ours([list(m) for m in mid], 4, label="GD midpoint |h_j(60) - h_j(0)| / scale_j")
+    audit.ours([[int(j) for j in np.nonzero(~a)[0]] for a in alive], label="neurons dead at every GD step")
+    audit.ours([(r["gf_events"], r["gf_slides"]) for r in relu_runs], label="GF gate events (all, sliding)")
+    audit.evidence(
+        "GF integrated region by region (DOP853, rtol 1e-12; gate crossings and Filippov sliding as solver events), "
+        f"T = 60, samples every 0.1; GD 60 steps. GF tolerance {GF_TOL:g} (solver accuracy)."
+    )
+    _save(audit, FIG.figure4(relu_runs), "cf_fig4")
+    assert max(gf) <= GF_TOL
+    assert all(m.max() >= O1 for m in mid)
+    assert all(np.all(m[a] > 1e3 * GF_TOL) for m, a in zip(mid, alive))
+    assert all(np.all(m[~a] == 0) for m, a in zip(mid, alive))
+
+
+@claim("CF-D.fig4-laws", reading=MIDPOINT_READING)
+def test_fig4_midpoint(audit, relu_runs):
+    _check_midpoint(audit, relu_runs, 60)
