@@ -119,3 +119,29 @@ def figure6(orbits: dict, gamma_wcr: dict) -> plt.Figure:
         a.tick_params(labelsize=6)
     fig.tight_layout()
     return fig
+
+
+def figure5(paths: dict, L: int, sigma: float = 1.0) -> plt.Figure:
+    """Figure 5: the deep-chain loss (w^L - sigma)^2 / 2 with the worst overshoot and the next step.
+
+    ``paths`` maps a label (e.g. '0.97 eta_WCR') to (c, w1, w2): the maximiser of the map,
+    its image (the largest overshoot) and the next iterate (return into (0, w*) or sign flip).
+    """
+    w = np.linspace(-0.45, 1.3 * sigma ** (1.0 / L), 600)
+    loss = 0.5 * (w**L - sigma) ** 2
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(w, loss, color="0.3", lw=1.2, label=f"loss, L = {L}")
+    ax.axvline(0.0, color="0.6", lw=0.8, ls=":")
+    ax.axvline(sigma ** (1.0 / L), color="0.6", lw=0.8, ls="--", label="w* (minimiser)")
+    for (label, pts), color in zip(paths.items(), ("tab:blue", "tab:red")):
+        xs = [float(p) for p in pts]
+        ys = [0.5 * (x**L - sigma) ** 2 for x in xs]
+        ax.plot(xs, ys, "o-", color=color, label=f"{label}: c -> w1 -> w2 = {xs[2]:+.3f}")
+    ax.set_ylim(0, 0.75 * sigma**2)
+    ax.set_xlim(-0.45, 1.3 * sigma ** (1.0 / L))
+    ax.set_xlabel("per-layer scale w")
+    ax.set_ylabel("loss")
+    ax.set_title("Figure 5: return below eta_WCR, sign flip above")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig

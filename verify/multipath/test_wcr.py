@@ -441,6 +441,10 @@ def test_figure5_knife_edge(audit):
         "Raw map (19), L = 5, sigma = 1 (w_* = 1), maximiser by golden-section search; the margins (|w2| ~ 0.1) "
         "are far above the 1e-12 accuracy of the two steps."
     )
+    from numerics.multipath.figures import figure5
+
+    fig = figure5({"0.97 eta_WCR": below, "1.03 eta_WCR": above}, L)
+    audit.figure(fig, "mp_fig5")
     assert below[1] > 1 and 0 < below[2] < 1
     assert above[1] > 1 and above[2] < 0
 
