@@ -458,6 +458,8 @@ def wilson_interval(k: int, n: int, z: float) -> tuple[float, float]:
     >>> lo, hi = wilson_interval(5, 64, 1.959963984540054)
     >>> round(lo, 4), round(hi, 4)
     (0.0338, 0.1702)
+    >>> wilson_interval(64, 64, 1.96)[1], wilson_interval(0, 64, 1.96)[0]
+    (1.0, 0.0)
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
@@ -469,7 +471,10 @@ def wilson_interval(k: int, n: int, z: float) -> tuple[float, float]:
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # The interval's ends are exactly 0 at k = 0 and exactly 1 at k = n; rounding would give 1 - 2^-53.
+    lo = 0.0 if k == 0 else max(0.0, centre - half)
+    hi = 1.0 if k == n else min(1.0, centre + half)
+    return lo, hi
 
 
 # --- CLI -------------------------------------------------------------------------------------------
