@@ -102,6 +102,8 @@ def pytest_runtest_makereport(item, call):
         message = ""
         if report.failed and call.excinfo is not None:
             message = call.excinfo.exconly().splitlines()[0][:300]
+        if outcome == "skipped" and isinstance(report.longrepr, tuple):
+            message = str(report.longrepr[2]).removeprefix("Skipped: ")
         if outcome == "xpassed":
             message = "the paper's claim now holds: revisit this discrepancy"
         state["results"][item.nodeid] = CheckResult(

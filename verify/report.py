@@ -78,6 +78,8 @@ def build_report(registry: dict[str, Claim], results: list[CheckResult], profile
         if c.unverifiable:
             evidence = c.unverifiable
         discrepancies = sorted({r.discrepancy for r in checks if r.discrepancy and r.outcome == "xfailed"})
+        if verdict == "not-run" and not evidence:
+            evidence = "not run in this run: " + ("; ".join(r.message for r in checks if r.message) or "deselected")
         if verdict == "check-failed":
             evidence = (evidence + " CHECK FAILED: " + "; ".join(r.message for r in checks if r.message)).strip()
         claims.append(
