@@ -44,12 +44,13 @@ Reference: arXiv 2606.05219, Sections 3-6, Eqs. (4), (11), (13), (17), (19), (54
 from __future__ import annotations
 
 import math
-import operator
 from dataclasses import dataclass, field
 
 import mpmath
 import numpy as np
 from numba import njit
+
+from .sharpness import check_depth
 
 STATUS_STEPS, STATUS_CONVERGED, STATUS_DIVERGED = 0, 1, 2
 _BLOWUP = 1e8  # |a| above this is divergence: sigma = a^L overflows float64 long before it matters
@@ -347,15 +348,8 @@ def _full_gd(W, offsets, Mstar, etas, act, record_every, out_t, out_F, out_loss,
 
 # ================================================================ validation
 def _int(x, name: str, minimum: int) -> int:
-    if isinstance(x, bool):
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {x!r}")
-    try:
-        v = operator.index(x)
-    except TypeError:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {x!r}") from None
-    if v < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {x!r}")
-    return int(v)
+    """An integer >= ``minimum`` or ValueError naming it (the shared check of numerics.multipath.sharpness)."""
+    return check_depth(x, minimum, name)
 
 
 def _depths(depths) -> np.ndarray:
