@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 from scipy import stats
@@ -125,6 +125,49 @@ def sizes(profile: str) -> Sizes:
     return PROFILES[profile]
 
 
+def sizes_with(profile: str, overrides: dict | None = None) -> Sizes:
+    """The sizes of ``profile`` with fields replaced by ``overrides`` (values as numbers or as text).
+
+    Lets a user audit more streams or initialisations than a profile (``--set NAME=VALUE``).
+
+    >>> sizes_with("quick", {"table2_streams": "256"}).table2_streams
+    256
+    >>> sizes_with("quick", {"streams": 2})
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown size 'streams'; sizes are: table1_inits, halving_inits, fig3a_streams, table2_streams, floor_horizon, extended_per_setting, extended_horizon, appendix20_streams, appendix20_horizon, joint_inits, cor5_streams
+    >>> sizes_with("quick", {"table1_inits": "0"})
+    Traceback (most recent call last):
+    ...
+    ValueError: size table1_inits must be an integer >= 1; got '0'
+    """
+    base = sizes(profile)
+    if not overrides:
+        return base
+    kinds = {f.name: f.type for f in fields(Sizes)}
+    new = {}
+    for name, raw in overrides.items():
+        if name not in kinds:
+            raise ValueError(f"unknown size {name!r}; sizes are: {', '.join(kinds)}")
+        text = str(raw).strip().lower()
+        if "None" in kinds[name] and text == "none":
+            new[name] = None
+            continue
+        lo = 0 if name == "joint_inits" else 1
+        try:
+            value = float(text) if kinds[name] == "float" else int(text)
+        except ValueError:
+            value = None
+        if kinds[name] == "float":
+            if value is None or not math.isfinite(value) or value <= 0:
+                raise ValueError(f"size {name} must be a number > 0; got {raw!r}")
+        elif value is None or value < lo:
+            extra = " or 'none'" if "None" in kinds[name] else ""
+            raise ValueError(f"size {name} must be an integer >= {lo}{extra}; got {raw!r}")
+        new[name] = value
+    return replace(base, **new)
+
+
 def derive_seed(seed: int, *tags) -> int:
     """A 64-bit seed keyed by ``(seed, *tags)`` (ints or strings), via NumPy's SeedSequence.
 
@@ -159,29 +202,41 @@ def in_d0(theta) -> np.ndarray:
     return base & (labelled | swapped)
 
 
-def d0_initialisations(n: int, seed: int = SEEDS["d0"], block: int = 512) -> np.ndarray:
-    """``n`` Gaussian initialisations conditioned on D0, shape (n, 6); draw i keyed by (seed, i).
+def d0_initialisations(n: int, seed: int = SEEDS["d0"], block: int = 512, first: int = 0) -> np.ndarray:
+    """Draws ``first, ..., first + n - 1`` of the Gaussian initialisations conditioned on D0, shape (n, 6).
 
     Draw ``i``: blocks of ``block`` standard-normal 6-vectors from ``Philox(key=(seed, i))``
-    until one lies in D0 (P(D0) ~ 1.08%), the first such vector in draw order.
+    until one lies in D0 (P(D0) ~ 1.08%), the first such vector in draw order. Draw ``i``
+    depends on ``(seed, i)`` only, so any range of draws can be computed on its own.
+
+    >>> bool(np.array_equal(d0_initialisations(2, seed=1, first=1), d0_initialisations(3, seed=1)[1:]))
+    True
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"n (initialisations) must be an integer >= 1; got {n!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2**64:
         raise ValueError(f"seed must be an integer in [0, 2**64); got {seed!r}")
+    first = _first(first, "first")
     out = np.empty((int(n), 6))
-    for i in range(int(n)):
+    for j, i in enumerate(range(first, first + int(n))):
         rng = np.random.Generator(np.random.Philox(key=np.array([int(seed), i], dtype=np.uint64)))
         while True:
             x = rng.standard_normal((block, 6))
             hit = in_d0(x)
             if hit.any():
-                out[i] = x[np.argmax(hit)]
+                out[j] = x[np.argmax(hit)]
                 break
     return out
 
 
 # --- source trajectories ----------------------------------------------------------------------------
+
+
+def _first(value, name: str) -> int:
+    """A validated first index (of a stream or an initialisation) of a sub-range of an experiment."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{name} must be an integer >= 0; got {value!r}")
+    return int(value)
 
 
 def _checkpoint_times(times) -> list[float]:
@@ -191,26 +246,29 @@ def _checkpoint_times(times) -> list[float]:
     return ts
 
 
-def sgd_source_chain(theta0: np.ndarray, times, *, b: int, eta: float, lam: float = LAM, seed: int) -> np.ndarray:
+def sgd_source_chain(theta0: np.ndarray, times, *, b: int, eta: float, lam: float = LAM, seed: int,
+                     first_stream: int = 0) -> np.ndarray:
     """Source-SGD checkpoints at ``times`` (starting with 0) along one trajectory per row.
 
     Returns shape (len(times), n, 6). Segment k runs ``floor((T_k - T_{k-1})/eta)`` source
-    updates on the source stream of ``derive_seed(seed, 'source', k)``.
+    updates on the source stream of ``derive_seed(seed, 'source', k)``; row j uses stream
+    ``first_stream + j``.
     """
     ts = _checkpoint_times(times)
     th = np.ascontiguousarray(theta0, dtype=float)
     out = [th.copy()]
     for k in range(1, len(ts)):
         res = simulate_sgd(th, b=b, eta=eta, horizon=eta, lam=lam, streams=th.shape[0],
-                           seed=derive_seed(seed, "source", k), source_time=ts[k] - ts[k - 1])
+                           seed=derive_seed(seed, "source", k), source_time=ts[k] - ts[k - 1],
+                           first_stream=first_stream)
         th = res.checkpoint
         out.append(th.copy())
     return np.stack(out)
 
 
-def _target_sgd(ckpt, *, b, eta, horizon, lam, seed, check_every):
+def _target_sgd(ckpt, *, b, eta, horizon, lam, seed, check_every, first_stream=0):
     res = simulate_sgd(ckpt, b=b, eta=eta, horizon=horizon, lam=lam, streams=ckpt.shape[0], seed=seed,
-                       check_every=check_every)
+                       check_every=check_every, first_stream=first_stream)
     return res.recovery_time, res.first_disagreement_time, res.disagreements
 
 
@@ -219,7 +277,7 @@ def _target_sgd(ckpt, *, b, eta, horizon, lam, seed, check_every):
 
 def identical_checkpoints(n_inits: int, times=(0, 100, 200, 300, 400), *, b: int = 16, eta: float = 1e-3,
                           horizon: float = 200.0, lam: float = LAM, check_every: int = 10,
-                          seed: int = SEEDS["table1"], init_seed: int = SEEDS["d0"]) -> dict:
+                          seed: int = SEEDS["table1"], init_seed: int = SEEDS["d0"], first_init: int = 0) -> dict:
     """Table 1 / Figure 2: source SGD and source GD checkpoints, each passed to target SGD and GD.
 
     Returns ``init`` (n, 6), ``times``, and per source ``'sgd'``/``'gd'`` a dict with
@@ -227,11 +285,14 @@ def identical_checkpoints(n_inits: int, times=(0, 100, 200, 300, 400), *, b: int
     SGD recovery and first-disagreement times, NaN where none) / ``sgd_disagreements``,
     and ``gd_recovery`` (target GD hitting time). The target SGD stream of a checkpoint
     at T uses seed ``derive_seed(seed, 'target', T)`` for both sources (paired samples).
+    Initialisation ``i`` (draws ``first_init ...``) uses stream ``i`` in every SGD run, so
+    any split of the initialisations gives the same numbers.
     """
     ts = _checkpoint_times(times)
-    init = d0_initialisations(n_inits, init_seed)
+    first_init = _first(first_init, "first_init")
+    init = d0_initialisations(n_inits, init_seed, first=first_init)
     n, nT = init.shape[0], len(ts)
-    sgd_ck = sgd_source_chain(init, ts, b=b, eta=eta, lam=lam, seed=seed)
+    sgd_ck = sgd_source_chain(init, ts, b=b, eta=eta, lam=lam, seed=seed, first_stream=first_init)
     gd_ck = np.empty_like(sgd_ck)
     gd_ck[0] = init
     gd_rec_gdsrc = np.empty((nT, n))
@@ -244,14 +305,14 @@ def identical_checkpoints(n_inits: int, times=(0, 100, 200, 300, 400), *, b: int
         gd_rec_gdsrc[k] = res.recovery_time
     out = {"init": init, "times": np.array(ts),
            "config": dict(n_inits=n, b=b, eta=eta, horizon=horizon, lam=lam, check_every=check_every, seed=seed,
-                          init_seed=init_seed)}
+                          init_seed=init_seed, first_init=first_init)}
     for name, ck in (("sgd", sgd_ck), ("gd", gd_ck)):
         rec, first, dis = (np.empty((nT, n)), np.empty((nT, n)), np.empty((nT, n), dtype=np.int64))
         gd_rec = gd_rec_gdsrc if name == "gd" else np.empty((nT, n))
         for k, T in enumerate(ts):
             rec[k], first[k], dis[k] = _target_sgd(ck[k], b=b, eta=eta, horizon=horizon, lam=lam,
                                                    seed=derive_seed(seed, "target", int(round(T * 1000))),
-                                                   check_every=check_every)
+                                                   check_every=check_every, first_stream=first_init)
             if name == "sgd":
                 gd_rec[k] = simulate_gd(ck[k], eta=eta, horizon=horizon, lam=lam,
                                         check_every=check_every).recovery_time
@@ -295,13 +356,13 @@ def gd_constructed(delta0s=(1e-5, 1e-4, 1e-3), *, eta: float = 0.01, lam: float 
 
 
 def gd_step_halving(n_inits: int, *, T: float = 400.0, etas=(1e-3, 5e-4, 2.5e-4), horizon: float = 200.0,
-                    lam: float = LAM, check_every: int = 1, init_seed: int = SEEDS["d0"]) -> dict:
-    """GD in both phases from the first ``n_inits`` D0 draws at each step; target hitting times.
+                    lam: float = LAM, check_every: int = 1, init_seed: int = SEEDS["d0"], first_init: int = 0) -> dict:
+    """GD in both phases from ``n_inits`` D0 draws (from ``first_init``) at each step; target hitting times.
 
     Returns ``hit`` with shape (len(etas), n) (risk checked every ``check_every`` updates,
     so the time resolution is ``check_every * eta``) and the checkpoint angles.
     """
-    init = d0_initialisations(n_inits, init_seed)
+    init = d0_initialisations(n_inits, init_seed, first=_first(first_init, "first_init"))
     hit, ang = [], []
     for eta in etas:
         res = simulate_gd(init, eta=eta, horizon=horizon, lam=lam, check_every=check_every, source_time=T)
@@ -319,15 +380,17 @@ def table2_seed(b: int, delta0: float, seed: int = SEEDS["table2"]) -> int:
 
 
 def long_horizons(streams: int, settings=TABLE2_SETTINGS, *, eta: float = 0.01, horizon: float = 450.0,
-                  lam: float = LAM, check_every: int = 10, seed: int = SEEDS["table2"]) -> list[dict]:
+                  lam: float = LAM, check_every: int = 10, seed: int = SEEDS["table2"],
+                  first_stream: int = 0) -> list[dict]:
     """Table 2: one dict per setting with ``b, delta0, gamma``, recovery / first-disagreement times.
 
-    Streams stop at recovery; unrecovered ones run to ``horizon``.
+    Streams ``first_stream ... first_stream + streams - 1`` of each setting; streams stop at
+    recovery; unrecovered ones run to ``horizon``.
     """
     out = []
     for b, d in settings:
         res = simulate_sgd(delta0=d, b=b, eta=eta, horizon=horizon, lam=lam, streams=streams,
-                           seed=table2_seed(b, d, seed), check_every=check_every)
+                           seed=table2_seed(b, d, seed), check_every=check_every, first_stream=first_stream)
         out.append({"b": b, "delta0": d, "gamma": gamma_of(d, b, eta), "eta": eta, "horizon": horizon,
                     "recovery": res.recovery_time, "first": res.first_disagreement_time,
                     "disagreements": res.disagreements, "final_angle": res.final_angle})
@@ -336,8 +399,8 @@ def long_horizons(streams: int, settings=TABLE2_SETTINGS, *, eta: float = 0.01, 
 
 def angle_paths(streams: int, settings=((16, 1e-5), (16, 1e-4), (1, 1e-3)), *, eta: float = 0.01,
                 horizon: float = 700.0, lam: float = LAM, check_every: int = 10,
-                seed: int = SEEDS["table2"]) -> list[dict]:
-    """Angle traces of the Table 2 streams (same seeds), one dict per setting.
+                seed: int = SEEDS["table2"], first_stream: int = 0) -> list[dict]:
+    """Angle traces of the Table 2 streams (same seeds, from ``first_stream``), one dict per setting.
 
     ``trace_angle`` (streams, checks) with check m at time ``m check_every eta`` (NaN after
     recovery), plus the recovery and first-disagreement times over this horizon.
@@ -345,7 +408,8 @@ def angle_paths(streams: int, settings=((16, 1e-5), (16, 1e-4), (1, 1e-3)), *, e
     out = []
     for b, d in settings:
         res = simulate_sgd(delta0=d, b=b, eta=eta, horizon=horizon, lam=lam, streams=streams,
-                           seed=table2_seed(b, d, seed), check_every=check_every, trace=True)
+                           seed=table2_seed(b, d, seed), check_every=check_every, trace=True,
+                           first_stream=first_stream)
         out.append({"b": b, "delta0": d, "t": np.arange(res.trace.shape[1]) * check_every * eta,
                     "trace_angle": res.trace[:, :, 1], "recovery": res.recovery_time,
                     "first": res.first_disagreement_time})
@@ -364,19 +428,23 @@ def floor_time(t: np.ndarray, angle: np.ndarray, level: float = 1e-15) -> float:
 
 def extended_rerun(per_setting: int | None, *, horizon: float, settings=TABLE2_SETTINGS, streams: int = 128,
                    eta: float = 0.01, lam: float = LAM, check_every: int = 10,
-                   seed: int = SEEDS["table2"]) -> list[dict]:
+                   seed: int = SEEDS["table2"], first_stream: int = 0) -> list[dict]:
     """The 80-bit replay of Table 2 streams and the float64 run of the same streams, same horizon.
 
-    ``per_setting=None`` replays all ``streams``; otherwise, in stream order, up to
-    ``per_setting - 1`` streams that sampled a disagreement in the float64 run plus one that
-    did not (the comparison is informative only where events happen; selecting on the
-    float64 outcome does not bias an equality check).
+    ``per_setting=None`` replays all ``streams`` (ids from ``first_stream``); otherwise, in
+    stream order, up to ``per_setting - 1`` streams that sampled a disagreement in the
+    float64 run plus one that did not (the comparison is informative only where events
+    happen; selecting on the float64 outcome does not bias an equality check).
     """
+    first_stream = _first(first_stream, "first_stream")
+    if per_setting is not None and first_stream:
+        raise ValueError("first_stream: a selection of streams (per_setting) is made over streams 0 ... streams - 1; "
+                         "give first_stream = 0 or per_setting = None")
     out = []
     for b, d in settings:
         s = table2_seed(b, d, seed)
         f64 = simulate_sgd(delta0=d, b=b, eta=eta, horizon=horizon, lam=lam, streams=streams, seed=s,
-                           check_every=check_every)
+                           check_every=check_every, first_stream=first_stream)
         if per_setting is None:
             ids = np.arange(streams)
         else:
@@ -385,7 +453,7 @@ def extended_rerun(per_setting: int | None, *, horizon: float, settings=TABLE2_S
             ids = np.sort(np.concatenate([with_dis, without]))
         if per_setting is None:  # one vectorised replay of every stream
             ext = simulate_extended(delta0=d, b=b, eta=eta, horizon=horizon, lam=lam, streams=streams, seed=s,
-                                    check_every=check_every)
+                                    check_every=check_every, first_stream=first_stream)
             rec, first = ext.recovery_time, ext.first_disagreement_time
         else:  # a few streams, each replayed alone (stream ids are not contiguous)
             rec = np.full(ids.size, np.nan)
@@ -394,7 +462,7 @@ def extended_rerun(per_setting: int | None, *, horizon: float, settings=TABLE2_S
                 ext = simulate_extended(delta0=d, b=b, eta=eta, horizon=horizon, lam=lam, streams=1,
                                         first_stream=int(i), seed=s, check_every=check_every)
                 rec[j], first[j] = ext.recovery_time[0], ext.first_disagreement_time[0]
-        out.append({"b": b, "delta0": d, "ids": ids, "horizon": horizon,
+        out.append({"b": b, "delta0": d, "ids": ids + first_stream, "horizon": horizon,
                     "f64_recovery": f64.recovery_time[ids], "f64_first": f64.first_disagreement_time[ids],
                     "ext_recovery": rec, "ext_first": first})
     return out
@@ -404,14 +472,15 @@ def extended_rerun(per_setting: int | None, *, horizon: float, settings=TABLE2_S
 
 
 def gamma_grid(streams: int, *, delta0s=FIG3A_DELTA0, bs=FIG3A_B, etas=FIG3A_ETA, horizon: float = 200.0,
-               lam: float = LAM, check_every: int = 1, seed: int = SEEDS["fig3a"]) -> list[dict]:
-    """Figure 3(a): one dict per (delta0, b, eta) cell, the same streams (one seed) in every cell."""
+               lam: float = LAM, check_every: int = 1, seed: int = SEEDS["fig3a"],
+               first_stream: int = 0) -> list[dict]:
+    """Figure 3(a): one dict per (delta0, b, eta) cell, the same streams (one seed, ids from ``first_stream``)."""
     out = []
     for d in delta0s:
         for b in bs:
             for eta in etas:
                 res = simulate_sgd(delta0=d, b=b, eta=eta, horizon=horizon, lam=lam, streams=streams, seed=seed,
-                                   check_every=check_every)
+                                   check_every=check_every, first_stream=first_stream)
                 out.append({"delta0": d, "b": b, "eta": eta, "gamma": gamma_of(d, b, eta),
                             "recovery": res.recovery_time, "first": res.first_disagreement_time,
                             "disagreements": res.disagreements})
@@ -463,12 +532,12 @@ def log_slope(t, angle, mask=None) -> float:
 
 def weight_decay_controls(streams: int, *, lams=(0.0, 0.01, 0.05), delta0: float = 1e-5, b: int = 16,
                           eta: float = 0.01, horizon: float = 1000.0, check_every: int = 10,
-                          seed: int = SEEDS["appendix20"]) -> list[dict]:
+                          seed: int = SEEDS["appendix20"], first_stream: int = 0) -> list[dict]:
     """Appendix 20 weight-decay controls: target lambda varies, same checkpoint and streams; stop at recovery."""
     out = []
     for lam in lams:
         res = simulate_sgd(delta0=delta0, b=b, eta=eta, horizon=horizon, lam=lam, streams=streams, seed=seed,
-                           check_every=check_every)
+                           check_every=check_every, first_stream=first_stream)
         out.append({"lam": lam, "delta0": delta0, "b": b, "eta": eta, "gamma": gamma_of(delta0, b, eta),
                     "horizon": horizon, "recovery": res.recovery_time, "first": res.first_disagreement_time})
     return out
@@ -476,7 +545,8 @@ def weight_decay_controls(streams: int, *, lams=(0.0, 0.01, 0.05), delta0: float
 
 def parameter_noise(streams: int, *, scales=(0.0, 1e-7, 1e-6, 1e-5), modes=("independent", "shared"),
                     delta0: float = 1e-5, b: int = 16, eta: float = 0.01, lam: float = LAM,
-                    horizon: float = 1000.0, check_every: int = 10, seed: int = SEEDS["appendix20"]) -> list[dict]:
+                    horizon: float = 1000.0, check_every: int = 10, seed: int = SEEDS["appendix20"],
+                    first_stream: int = 0) -> list[dict]:
     """Appendix 20 noise controls: ``s sqrt(eta) xi_i`` after every step, runs continue to ``horizon``.
 
     ``s = 0`` is run once (mode 'none'). ``final_angle`` is the angle at the horizon.
@@ -487,7 +557,8 @@ def parameter_noise(streams: int, *, scales=(0.0, 1e-7, 1e-6, 1e-5), modes=("ind
             if s == 0.0 and mode != modes[0]:
                 continue
             res = simulate_sgd(delta0=delta0, b=b, eta=eta, horizon=horizon, lam=lam, streams=streams, seed=seed,
-                               check_every=check_every, noise_s=s, noise=mode, stop_at_recovery=False)
+                               check_every=check_every, noise_s=s, noise=mode, stop_at_recovery=False,
+                               first_stream=first_stream)
             out.append({"mode": mode if s > 0 else "none", "s": s, "horizon": horizon,
                         "recovery": res.recovery_time, "final_angle": res.final_angle})
     return out
@@ -498,20 +569,23 @@ def parameter_noise(streams: int, *, scales=(0.0, 1e-7, 1e-6, 1e-5), modes=("ind
 
 def joint_sweep(n_inits: int, *, etas=JOINT_ETAS, times=tuple(range(0, 401, 25)), b: int = 16,
                 horizon: float = 200.0, lam: float = LAM, check_every: int = 10, seed: int = SEEDS["joint"],
-                init_seed: int = SEEDS["d0"]) -> dict:
+                init_seed: int = SEEDS["d0"], first_init: int = 0) -> dict:
     """Figure 4: SGD in both phases for each eta, checkpoints along one source trajectory per init.
 
     Returns ``recovered`` (n_eta, nT, n) booleans and checkpoint ``angle`` (n_eta, nT, n).
+    Initialisation ``i`` (draws ``first_init ...``) uses stream ``i`` in every run.
     """
     ts = _checkpoint_times(times)
-    init = d0_initialisations(n_inits, init_seed)
+    first_init = _first(first_init, "first_init")
+    init = d0_initialisations(n_inits, init_seed, first=first_init)
     rec, ang = [], []
     for eta in etas:
         s = derive_seed(seed, "eta", int(round(eta * 1e6)))
-        ck = sgd_source_chain(init, ts, b=b, eta=eta, lam=lam, seed=s)
+        ck = sgd_source_chain(init, ts, b=b, eta=eta, lam=lam, seed=s, first_stream=first_init)
         r = [np.isfinite(_target_sgd(ck[k], b=b, eta=eta, horizon=horizon, lam=lam,
                                      seed=derive_seed(s, "target", int(round(T * 1000))),
-                                     check_every=check_every)[0]) for k, T in enumerate(ts)]
+                                     check_every=check_every, first_stream=first_init)[0])
+             for k, T in enumerate(ts)]
         rec.append(np.array(r))
         ang.append(np.stack([angles(c) for c in ck]))
     return {"etas": list(etas), "times": np.array(ts), "b": b, "init": init, "recovered": np.array(rec),
@@ -537,7 +611,20 @@ def half_time(times, fractions, level: float = 0.5) -> float:
 # --- Corollary 5 design --------------------------------------------------------------------------------
 
 
-def sample_size_design(streams: int, *, delta0: float = 1e-4, lam: float = LAM, seed: int = SEEDS["cor5"]) -> dict:
+COR5_ARMS = (  # (group, b, eta, horizon, seed tags); 'samples' arms stop after N updates (horizon N eta)
+    ("budget", 4, 0.0025, 200.0, ("budget", 4)),
+    ("budget", 16, 0.01, 200.0, ("budget", 16)),
+    ("budget", 32, 0.02, 200.0, ("budget", 32)),
+    ("batch", 64, 0.01, 200.0, ("batch",)),
+    ("horizon", 16, 0.01, 1000.0, ("horizon",)),
+    ("samples", 64, 0.01, 1.0, ("samples", 64, 100)),
+    ("samples", 16, 0.01, 4.0, ("samples", 16, 400)),
+    ("samples", 16, 0.01, 1.0, ("samples", 16, 100)),
+)
+
+
+def sample_size_design(streams: int, *, delta0: float = 1e-4, lam: float = LAM, seed: int = SEEDS["cor5"],
+                       arms=None, first_stream: int = 0) -> dict:
     """Our experiment for Corollary 5 (constructed checkpoint at ``delta0``, independent seeds per arm).
 
     * ``budget``: equal Gamma = 0.16 through (b, eta) = (4, 0.0025), (16, 0.01), (32, 0.02), H = 200;
@@ -547,25 +634,24 @@ def sample_size_design(streams: int, *, delta0: float = 1e-4, lam: float = LAM, 
       (16, 400) share N b = 6400; (16, 100) has a quarter of it.
 
     Each arm holds ``recovery`` and ``first`` (first-disagreement) times (``samples`` arms: ``first`` only).
+    ``arms`` (indices into :data:`COR5_ARMS`, default all) and ``first_stream`` select a part
+    of the design; a group with one arm is a dict, the ``budget`` and ``samples`` groups lists.
     """
-    out = {"delta0": delta0, "budget": [], "samples": []}
-    for b, eta in ((4, 0.0025), (16, 0.01), (32, 0.02)):
-        res = simulate_sgd(delta0=delta0, b=b, eta=eta, horizon=200.0, lam=lam, streams=streams,
-                           seed=derive_seed(seed, "budget", b), check_every=10)
-        out["budget"].append({"b": b, "eta": eta, "gamma": gamma_of(delta0, b, eta), "recovery": res.recovery_time,
-                              "first": res.first_disagreement_time})
-    res = simulate_sgd(delta0=delta0, b=64, eta=0.01, horizon=200.0, lam=lam, streams=streams,
-                       seed=derive_seed(seed, "batch"), check_every=10)
-    out["batch"] = {"b": 64, "eta": 0.01, "gamma": gamma_of(delta0, 64, 0.01), "recovery": res.recovery_time,
-                    "first": res.first_disagreement_time}
-    res = simulate_sgd(delta0=delta0, b=16, eta=0.01, horizon=1000.0, lam=lam, streams=streams,
-                       seed=derive_seed(seed, "horizon"), check_every=10)
-    out["horizon"] = {"b": 16, "eta": 0.01, "gamma": gamma_of(delta0, 16, 0.01), "recovery": res.recovery_time,
-                      "first": res.first_disagreement_time}
-    for b, n in ((64, 100), (16, 400), (16, 100)):
-        res = simulate_sgd(delta0=delta0, b=b, eta=0.01, horizon=n * 0.01, lam=lam, streams=streams,
-                           seed=derive_seed(seed, "samples", b, n), check_every=10)
-        out["samples"].append({"b": b, "N": n, "eta": 0.01, "first": res.first_disagreement_time})
+    idx = range(len(COR5_ARMS)) if arms is None else arms
+    out: dict = {"delta0": delta0}
+    for i in idx:
+        group, b, eta, horizon, tags = COR5_ARMS[i]
+        res = simulate_sgd(delta0=delta0, b=b, eta=eta, horizon=horizon, lam=lam, streams=streams,
+                           seed=derive_seed(seed, *tags), check_every=10, first_stream=first_stream)
+        if group == "samples":
+            arm = {"b": b, "N": int(round(horizon / eta)), "eta": eta, "first": res.first_disagreement_time}
+        else:
+            arm = {"b": b, "eta": eta, "gamma": gamma_of(delta0, b, eta), "recovery": res.recovery_time,
+                   "first": res.first_disagreement_time}
+        if group in ("budget", "samples"):
+            out.setdefault(group, []).append(arm)
+        else:
+            out[group] = arm
     return out
 
 
