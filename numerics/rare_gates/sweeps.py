@@ -1,0 +1,225 @@
+"""The rare-gates simulation experiments as sweeps of independent cells (see :mod:`numerics.sweep`).
+
+Every cell is one call of a function of :mod:`numerics.rare_gates.experiments` on a range
+of streams (or initialisations) of one setting: ``{"call": name, "kwargs": {...}}``, with
+the seed always explicit. Streams and initialisations are keyed by their ids, so the
+joined cells equal the one-call experiment bit for bit; ``tests/test_sweep.py`` checks it.
+
+Cells of 64 streams fill two 32-lane SIMD pools (two threads in a serial run); the 80-bit
+replay is single-threaded NumPy and takes 16 streams per cell.
+
+==============================  ====================================  ===========================
+experiment                      cells                                 paper
+==============================  ====================================  ===========================
+``rare_gates.table1``           32 initialisations                    Table 1, Figures 1-2
+``rare_gates.halving``          one GD step size                      Appendix 19 (step halving)
+``rare_gates.table2``           (setting, 64 streams)                 Table 2, Figure 3(b)
+``rare_gates.paths``            (setting, 64 streams), traced         Appendix 19 (angle floor)
+``rare_gates.extended``         (setting, 16 streams) or a setting    Appendix 19 (80-bit rerun)
+``rare_gates.grid``             (delta0, b, eta) cell                 Figure 3(a)
+``rare_gates.weight_decay``     (lambda, 64 streams)                  Appendix 20, Figure 5
+``rare_gates.noise``            (mode, s, 64 streams)                 Appendix 20, Figure 5
+``rare_gates.cor5``             (arm, 64 streams)                     Corollary 5 (our design)
+``rare_gates.joint``            (eta, 32 initialisations)             Appendix 19, Figure 4
+==============================  ====================================  ===========================
+
+>>> [p["kwargs"]["first_init"] for p in EXPERIMENTS["rare_gates.table1"].cells(E.sizes("quick"))]
+[0, 32]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from numerics.rare_gates import experiments as E
+from numerics.sweep.experiment import Experiment, chunks, concat_records
+
+CODE_MODULES = (
+    "numerics.rare_gates.model",
+    "numerics.rare_gates.sim_rng",
+    "numerics.rare_gates.sim_kernels",
+    "numerics.rare_gates.simulate",
+    "numerics.rare_gates.experiments",
+    "numerics.rare_gates.sweeps",
+)
+
+
+def compute(params: dict):
+    """One cell: ``experiments.<call>(**kwargs)``."""
+    name = params["call"]
+    if name not in _CALLS:
+        raise ValueError(f"call must be one of {', '.join(sorted(_CALLS))}; got {name!r}")
+    return getattr(E, name)(**params["kwargs"])
+
+
+_CALLS = {"identical_checkpoints", "gd_step_halving", "long_horizons", "angle_paths", "extended_rerun",
+          "gamma_grid", "weight_decay_controls", "parameter_noise", "sample_size_design", "joint_sweep"}
+
+
+def _cell(call: str, **kwargs) -> dict:
+    return {"call": call, "kwargs": kwargs}
+
+
+# --- experiments over settings x stream ranges: each cell returns a list holding one record --------------
+
+
+def _by_setting(per_stream: tuple[str, ...]):
+    """Assemble records of (setting, stream range) cells: concatenate the ranges of each setting, in order."""
+
+    def assemble(_sizes, params: list[dict], values: list) -> list[dict]:
+        groups: dict[str, list] = {}
+        for p, v in zip(params, values):
+            (record,) = v
+            groups.setdefault(p["setting"], []).append(record)
+        return [concat_records(recs, per_stream) for recs in groups.values()]
+
+    return assemble
+
+
+def _setting_cells(call: str, settings: list[tuple[str, dict]], streams: int, size: int, **common) -> list[dict]:
+    return [dict(_cell(call, streams=count, first_stream=first, **kw, **common), setting=label)
+            for label, kw in settings for first, count in chunks(streams, size)]
+
+
+def _table2_settings():
+    return [(f"b={b},delta0={d!r}", {"settings": [[b, d]]}) for b, d in E.TABLE2_SETTINGS]
+
+
+def _table2_cells(z: E.Sizes) -> list[dict]:
+    return _setting_cells("long_horizons", _table2_settings(), z.table2_streams, 64, seed=E.SEEDS["table2"])
+
+
+def _paths_cells(z: E.Sizes) -> list[dict]:
+    settings = [(f"b={b},delta0={d!r}", {"settings": [[b, d]]}) for b, d in ((16, 1e-5), (16, 1e-4), (1, 1e-3))]
+    return _setting_cells("angle_paths", settings, z.table2_streams, 64, horizon=z.floor_horizon,
+                          seed=E.SEEDS["table2"])
+
+
+def _extended_cells(z: E.Sizes) -> list[dict]:
+    common = dict(per_setting=z.extended_per_setting, horizon=z.extended_horizon, seed=E.SEEDS["table2"])
+    if z.extended_per_setting is None:  # every stream: (setting, 16 streams)
+        return _setting_cells("extended_rerun", _table2_settings(), z.table2_streams, 16, **common)
+    # a selection of streams by their float64 outcome: one cell per setting over all its streams
+    return [dict(_cell("extended_rerun", streams=z.table2_streams, **kw, **common), setting=label)
+            for label, kw in _table2_settings()]
+
+
+def _grid_cells(z: E.Sizes) -> list[dict]:
+    settings = [(f"delta0={d!r},b={b},eta={eta!r}", {"delta0s": [d], "bs": [b], "etas": [eta]})
+                for d in E.FIG3A_DELTA0 for b in E.FIG3A_B for eta in E.FIG3A_ETA]
+    return _setting_cells("gamma_grid", settings, z.fig3a_streams, 64, seed=E.SEEDS["fig3a"])
+
+
+def _weight_decay_cells(z: E.Sizes) -> list[dict]:
+    settings = [(f"lam={lam!r}", {"lams": [lam]}) for lam in (0.0, 0.01, 0.05)]
+    return _setting_cells("weight_decay_controls", settings, z.appendix20_streams, 64,
+                          horizon=z.appendix20_horizon, seed=E.SEEDS["appendix20"])
+
+
+def _noise_cells(z: E.Sizes) -> list[dict]:
+    settings = [("none", {"modes": ["independent"], "scales": [0.0]})]
+    settings += [(f"{mode},s={s!r}", {"modes": [mode], "scales": [s]})
+                 for mode in ("independent", "shared") for s in (1e-7, 1e-6, 1e-5)]
+    return _setting_cells("parameter_noise", settings, z.appendix20_streams, 64, horizon=z.appendix20_horizon,
+                          seed=E.SEEDS["appendix20"])
+
+
+# --- Table 1 and the joint sweep: ranges of initialisations ------------------------------------------------
+
+
+def _table1_cells(z: E.Sizes) -> list[dict]:
+    return [_cell("identical_checkpoints", n_inits=count, first_init=first, times=[0.0, 100.0, 200.0, 300.0, 400.0],
+                  seed=E.SEEDS["table1"], init_seed=E.SEEDS["d0"])
+            for first, count in chunks(z.table1_inits, 32)]
+
+
+def _table1_assemble(_sizes, params: list[dict], values: list[dict]) -> dict:
+    out = {"init": np.concatenate([v["init"] for v in values]), "times": values[0]["times"],
+           "config": dict(values[0]["config"], n_inits=sum(v["config"]["n_inits"] for v in values))}
+    for src in ("sgd", "gd"):
+        out[src] = {k: np.concatenate([v[src][k] for v in values], axis=1) for k in values[0][src]}
+    return out
+
+
+def _halving_cells(z: E.Sizes) -> list[dict]:
+    return [_cell("gd_step_halving", n_inits=z.halving_inits, etas=[eta], init_seed=E.SEEDS["d0"])
+            for eta in (1e-3, 5e-4, 2.5e-4)]
+
+
+def _halving_assemble(_sizes, params: list[dict], values: list[dict]) -> dict:
+    first = values[0]
+    return {"etas": [e for v in values for e in v["etas"]], "T": first["T"],
+            "hit": np.concatenate([v["hit"] for v in values]),
+            "angle": np.concatenate([v["angle"] for v in values]), "check_every": first["check_every"]}
+
+
+def _joint_cells(z: E.Sizes) -> list[dict]:
+    return [_cell("joint_sweep", n_inits=count, first_init=first, etas=[eta], seed=E.SEEDS["joint"],
+                  init_seed=E.SEEDS["d0"])
+            for eta in E.JOINT_ETAS for first, count in chunks(z.joint_inits, 32)]
+
+
+def _joint_assemble(_sizes, params: list[dict], values: list[dict]) -> dict:
+    by_eta: dict[float, list] = {}
+    for p, v in zip(params, values):
+        by_eta.setdefault(p["kwargs"]["etas"][0], []).append(v)
+    first = next(iter(by_eta.values()))
+    return {"etas": list(by_eta), "times": values[0]["times"], "b": values[0]["b"],
+            "init": np.concatenate([v["init"] for v in first]),
+            "recovered": np.concatenate([np.concatenate([v["recovered"] for v in vs], axis=2)
+                                           for vs in by_eta.values()]),
+            "angle": np.concatenate([np.concatenate([v["angle"] for v in vs], axis=2)
+                                       for vs in by_eta.values()])}
+
+
+def _cor5_cells(z: E.Sizes) -> list[dict]:
+    return [dict(_cell("sample_size_design", streams=count, first_stream=first, arms=[i], seed=E.SEEDS["cor5"]),
+                 setting=f"arm {i}")
+            for i in range(len(E.COR5_ARMS)) for first, count in chunks(z.cor5_streams, 64)]
+
+
+def _cor5_assemble(_sizes, params: list[dict], values: list[dict]) -> dict:
+    arms: dict[int, list] = {}
+    for p, v in zip(params, values):
+        group = E.COR5_ARMS[p["kwargs"]["arms"][0]][0]
+        record = v[group][0] if isinstance(v[group], list) else v[group]
+        arms.setdefault(p["kwargs"]["arms"][0], []).append(record)
+    out: dict = {"delta0": values[0]["delta0"]}
+    for i, records in arms.items():
+        arm = concat_records(records, ("recovery", "first"))
+        group = E.COR5_ARMS[i][0]
+        if group in ("budget", "samples"):
+            out.setdefault(group, []).append(arm)
+        else:
+            out[group] = arm
+    return out
+
+
+def _experiment(name: str, summary: str, cells, assemble) -> Experiment:
+    return Experiment(name=f"rare_gates.{name}", summary=summary, sizes=E.sizes_with, cells=cells, compute=compute,
+                      assemble=assemble, code_modules=CODE_MODULES)
+
+
+EXPERIMENTS = {e.name: e for e in (
+    _experiment("table1", "Table 1, Figures 1-2: source SGD/GD checkpoints at T = 0..400 from D0 draws, both "
+                "target optimizers (sizes: table1_inits)", _table1_cells, _table1_assemble),
+    _experiment("halving", "Appendix 19: GD in both phases at eta = 1e-3, 5e-4, 2.5e-4 (sizes: halving_inits)",
+                _halving_cells, _halving_assemble),
+    _experiment("table2", "Table 2, Figure 3(b): five settings through H = 450 (sizes: table2_streams)",
+                _table2_cells, _by_setting(("recovery", "first", "disagreements", "final_angle"))),
+    _experiment("paths", "Appendix 19: traced angles of Table 2 streams, the float64 floor (sizes: table2_streams, "
+                "floor_horizon)", _paths_cells, _by_setting(("trace_angle", "recovery", "first"))),
+    _experiment("extended", "Appendix 19: 80-bit replay of Table 2 streams (sizes: extended_per_setting, "
+                "extended_horizon)", _extended_cells,
+                _by_setting(("ids", "f64_recovery", "f64_first", "ext_recovery", "ext_first"))),
+    _experiment("grid", "Figure 3(a): 24 (delta0, b, eta) cells, H = 200 (sizes: fig3a_streams)", _grid_cells,
+                _by_setting(("recovery", "first", "disagreements"))),
+    _experiment("weight_decay", "Appendix 20, Figure 5: weight-decay controls (sizes: appendix20_streams, "
+                "appendix20_horizon)", _weight_decay_cells, _by_setting(("recovery", "first"))),
+    _experiment("noise", "Appendix 20, Figure 5: independent and shared parameter noise (sizes: appendix20_streams, "
+                "appendix20_horizon)", _noise_cells, _by_setting(("recovery", "final_angle"))),
+    _experiment("cor5", "Corollary 5: our sample-size design, eight arms (sizes: cor5_streams)", _cor5_cells,
+                _cor5_assemble),
+    _experiment("joint", "Appendix 19, Figure 4: SGD in both phases, 5 step sizes x 17 source times (sizes: "
+                "joint_inits; 0 in the quick profile)", _joint_cells, _joint_assemble),
+)}

@@ -1,0 +1,315 @@
+"""Run an experiment's cells serially or on Dask, reusing and filling the result store.
+
+:func:`run_sweep` looks every cell up in the store (reused only if intact, of the same
+configuration and of the same code version), computes the others on an executor, writes
+each finished cell at once (so an interrupted run loses only the cells in flight), and
+returns a :class:`SweepRun` whose :meth:`SweepRun.result` joins the cells into the
+experiment's result. A failing cell is recorded with its error; the other cells still
+run and are stored.
+
+Executors: :class:`SerialExecutor` (this process, numba's threads) and
+:class:`DaskExecutor` (a ``dask.distributed`` ``LocalCluster`` with one single-threaded
+worker process per core, started on first use, or an existing scheduler at an address).
+Every cell is computed by :func:`execute_cell`, which reports the worker's code version;
+a cell from a worker with other code is a failure, not a result.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import os
+import platform
+import socket
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Iterator
+
+import numba
+import numpy as np
+
+from numerics.sweep.experiment import Experiment, code_version
+from numerics.sweep.progress import Progress
+from numerics.sweep.store import ResultStore
+
+
+class SweepFailed(RuntimeError):
+    """Some cells of a sweep failed; the message names each cell and its error."""
+
+
+@dataclass
+class CellOutcome:
+    """What happened to one cell: ``status`` 'reused', 'computed' or 'failed'.
+
+    ``reason`` says why a cell was computed (missing, corrupt, config-mismatch,
+    code-mismatch, or no store); ``error`` is a failed cell's error; ``elapsed_s`` its
+    compute time on the worker.
+    """
+
+    params: dict
+    status: str
+    reason: str = ""
+    error: str = ""
+    elapsed_s: float = 0.0
+    host: str = ""
+
+
+@dataclass
+class SweepRun:
+    """The cells of one experiment after a run (values in cell order; None where a cell failed)."""
+
+    experiment: Experiment
+    sizes: object
+    params: list[dict]
+    values: list
+    outcomes: list[CellOutcome]
+    wall_s: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def count(self, status: str) -> int:
+        return sum(o.status == status for o in self.outcomes)
+
+    @property
+    def failures(self) -> list[CellOutcome]:
+        return [o for o in self.outcomes if o.status == "failed"]
+
+    def result(self):
+        """The joined experiment result; raises :class:`SweepFailed` if any cell failed."""
+        if self.failures:
+            raise SweepFailed(failure_message(self))
+        return self.experiment.assemble(self.sizes, self.params, self.values)
+
+
+def failure_message(run: SweepRun) -> str:
+    lines = [f"{run.experiment.name}: {len(run.failures)} of {len(run.params)} cells failed"]
+    lines += [f"  cell {describe(o.params)}: {o.error}" for o in run.failures]
+    return "\n".join(lines)
+
+
+def describe(params: dict) -> str:
+    """A short text of a cell's parameters (its setting label and ranges, else all parameters)."""
+    kw = params.get("kwargs", params)
+    parts = [params["setting"]] if "setting" in params else []
+    for key in ("first_stream", "streams", "first_init", "n_inits", "etas"):
+        if key in kw:
+            parts.append(f"{key}={kw[key]}")
+    return ", ".join(parts) or repr(params)
+
+
+# --- execution ------------------------------------------------------------------------------------------
+
+
+def execute_cell(compute, params: dict, threads: int | None, modules: tuple[str, ...]):
+    """Compute one cell on this process; returns ``(value, info)`` with the worker's code version."""
+    t0 = time.perf_counter()
+    old = numba.get_num_threads()
+    if threads is not None:
+        numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
+    try:
+        value = compute(params)
+    finally:
+        numba.set_num_threads(old)
+    info = {"code_version": code_version(modules), "host": socket.gethostname(),
+            "elapsed_s": time.perf_counter() - t0, "python": platform.python_version(),
+            "numpy": np.__version__, "numba": numba.__version__, "machine": platform.machine()}
+    return value, info
+
+
+class SerialExecutor:
+    """Cells one after the other in this process (numba uses all its threads). For debugging and small runs."""
+
+    description = "serial (this process)"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def run(self, tasks: list[tuple]) -> Iterator[tuple[int, bool, object]]:
+        for i, (compute, params, modules) in enumerate(tasks):
+            try:
+                yield i, True, execute_cell(compute, params, None, modules)
+            except Exception as exc:  # a cell's failure is reported, the other cells go on
+                yield i, False, _error_text(exc, traceback.format_exc())
+
+
+def _error_text(exc: BaseException, tb: str = "") -> str:
+    last = [ln.strip() for ln in tb.strip().splitlines() if ln.strip().startswith("File ")]
+    where = f" ({last[-1]})" if last else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+class DaskExecutor:
+    """Cells on a Dask cluster: a new ``LocalCluster`` (``address=None``) or the scheduler at ``address``.
+
+    The local cluster has ``workers`` single-threaded worker processes (default: one per
+    core) with ``NUMBA_NUM_THREADS=1``; it starts on the first :meth:`run` and prints the
+    dashboard address to ``log``. Each cell runs with one numba thread. ``timeout``: seconds
+    to wait for a remote scheduler.
+    """
+
+    def __init__(self, address: str | None = None, workers: int | None = None, log=None, timeout: float = 30.0):
+        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+            raise ValueError(f"workers must be an integer >= 1; got {workers!r}")
+        self.address, self.workers, self.timeout = address, workers, timeout
+        self.log = log if log is not None else (lambda msg: print(msg, file=sys.stderr, flush=True))
+        self.client = self.cluster = None
+
+    @property
+    def description(self) -> str:
+        return f"dask scheduler {self.address}" if self.address else \
+            f"dask LocalCluster ({self.workers or os.cpu_count()} workers)"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def _connect(self):
+        if self.client is not None:
+            return self.client
+        from distributed import Client, LocalCluster
+
+        if self.address:
+            try:
+                self.client = Client(self.address, timeout=f"{self.timeout}s")
+            except OSError as exc:
+                raise ValueError(f"scheduler: cannot reach a Dask scheduler at {self.address!r} ({exc})") from None
+        else:
+            self.cluster = LocalCluster(n_workers=self.workers or os.cpu_count() or 1, threads_per_worker=1,
+                                        processes=True, dashboard_address=":0", silence_logs=logging.ERROR,
+                                        env={"NUMBA_NUM_THREADS": "1"})
+            self.client = self.cluster.get_client()
+        self.log(f"dask: {self.description}; dashboard {self.client.dashboard_link}")
+        return self.client
+
+    def run(self, tasks: list[tuple]) -> Iterator[tuple[int, bool, object]]:
+        from distributed import as_completed
+
+        client = self._connect()
+        futures = {}
+        for i, (compute, params, modules) in enumerate(tasks):
+            fut = client.submit(execute_cell, compute, params, 1, modules, pure=False)
+            futures[fut.key] = (i, fut)
+        try:
+            for fut in as_completed([f for _, f in futures.values()]):
+                i = futures[fut.key][0]
+                if fut.status == "error":
+                    exc = fut.exception()
+                    tb = "".join(traceback.format_tb(fut.traceback())) if fut.traceback() else ""
+                    yield i, False, _error_text(exc, tb)
+                else:
+                    yield i, True, fut.result()
+                fut.release()
+        finally:
+            for _, fut in futures.values():
+                fut.cancel()
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+        self.client = self.cluster = None
+
+
+def make_executor(scheduler: str | None, workers: int | None = None, log=None):
+    """``'serial'`` -> :class:`SerialExecutor`; ``'local'`` (or None) -> a LocalCluster; else a scheduler address."""
+    if scheduler == "serial":
+        if workers is not None:
+            raise ValueError("workers: only with a Dask scheduler ('local' or an address), not 'serial'")
+        return SerialExecutor()
+    if scheduler in (None, "local"):
+        return DaskExecutor(None, workers, log)
+    if "://" not in scheduler and ":" not in scheduler:
+        raise ValueError(f"scheduler must be 'serial', 'local' or a Dask scheduler address such as "
+                         f"tcp://host:8786; got {scheduler!r}")
+    if workers is not None:
+        raise ValueError("workers: the number of workers of an existing scheduler is set where it runs")
+    return DaskExecutor(scheduler, None, log)
+
+
+# --- the sweep ------------------------------------------------------------------------------------------
+
+
+def package_version() -> str:
+    try:
+        return metadata.version("paper-audit")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _git_revision() -> str | None:
+    from numerics.rare_gates.simulate import _git_revision as rev
+
+    return rev()
+
+
+def run_sweep(experiment: Experiment, profile: str = "quick", overrides: dict | None = None, *,
+              store: ResultStore | None = None, executor=None, progress: bool | None = None,
+              progress_stream=None) -> SweepRun:
+    """Run (or reuse from ``store``) every cell of ``experiment`` at the sizes of ``profile`` + ``overrides``.
+
+    ``executor`` defaults to :class:`SerialExecutor`. ``progress`` None draws on a terminal
+    outside CI, True/False force it. Returns a :class:`SweepRun`.
+    """
+    sizes = experiment.sizes(profile, overrides or {})
+    params = experiment.cells(sizes)
+    version = experiment.code_version
+    values: list = [None] * len(params)
+    outcomes: list = [None] * len(params)
+    pending = []
+    for i, p in enumerate(params):
+        if store is None:
+            outcomes[i] = CellOutcome(p, "computed", reason="no store")
+            pending.append(i)
+            continue
+        found = store.load(experiment.name, p, code_version=version)
+        if found.status == "ok":
+            values[i] = found.value
+            outcomes[i] = CellOutcome(p, "reused", elapsed_s=found.meta.get("worker", {}).get("elapsed_s", 0.0),
+                                      host=found.meta.get("worker", {}).get("host", ""))
+        else:
+            outcomes[i] = CellOutcome(p, "computed", reason=f"{found.status}{': ' + found.reason if found.reason else ''}")
+            pending.append(i)
+    run = SweepRun(experiment, sizes, params, values, outcomes)
+    t0 = time.perf_counter()
+    if pending:
+        if store is not None:
+            store.remove_dead_temporaries()
+        bar = Progress(experiment.name, len(params), stream=progress_stream, enabled=progress)
+        bar.start(reused=len(params) - len(pending))
+        provenance = {"package_version": package_version(), "git_revision": _git_revision(),
+                      "client_host": socket.gethostname()}
+        tasks = [(experiment.compute, params[i], experiment.code_modules) for i in pending]
+        own = SerialExecutor() if executor is None else None
+        try:
+            for j, ok, payload in (own or executor).run(tasks):
+                i = pending[j]
+                if ok:
+                    value, info = payload
+                    if info["code_version"] != version:
+                        ok, payload = False, (f"worker {info['host']} runs code version {info['code_version']}, "
+                                              f"this is {version}: install the same revision on the workers")
+                if ok:
+                    values[i] = value
+                    outcomes[i].elapsed_s, outcomes[i].host = info["elapsed_s"], info["host"]
+                    if store is not None:
+                        meta = {"experiment": experiment.name, "params": params[i],
+                                "seed": params[i].get("kwargs", params[i]).get("seed"), "code_version": version,
+                                "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                                "worker": info, **provenance}
+                        store.save(experiment.name, params[i], value, meta)
+                else:
+                    outcomes[i].status, outcomes[i].error = "failed", payload
+                bar.advance(ok)
+        finally:
+            bar.close()
+    run.wall_s = time.perf_counter() - t0
+    return run

@@ -1,0 +1,99 @@
+"""What a sweep runs: an :class:`Experiment` is a list of independent cells and a rule to join them.
+
+A cell is a dict of plain parameters (numbers, strings, lists), enough to compute its part
+of the experiment on any machine: ``compute(params)`` returns plain data (dicts, lists,
+arrays). ``assemble(sizes, params_list, values)`` joins the cells' values, in cell order,
+into the experiment's result; it must equal the result of the one-call experiment function,
+bit for bit (each cell covers a range of streams or initialisations whose random numbers
+are keyed by their ids, so the split changes nothing).
+
+The *code version* of an experiment is a hash of the source of the modules its cells run
+(``code_modules``), the NumPy and numba versions and the machine architecture
+(``numpy.longdouble`` differs between architectures). A stored cell is reused only under
+the same code version.
+
+>>> chunks(70, 32)
+[(0, 32), (32, 32), (64, 6)]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import platform
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Callable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One experiment of the sweep layer.
+
+    ``name`` ('paper.experiment'), ``summary`` (what it reproduces, with the paper's
+    location), ``sizes(profile, overrides)`` (the size object of an audit profile),
+    ``cells(sizes)`` (the cells' parameters, in order), ``compute(params)`` (one cell; must be
+    importable by name, as workers import it), ``assemble(sizes, params_list, values)``,
+    and ``code_modules`` (the modules whose source determines the cells' numbers).
+    """
+
+    name: str
+    summary: str
+    sizes: Callable[[str, dict], Any]
+    cells: Callable[[Any], list[dict]]
+    compute: Callable[[dict], Any]
+    assemble: Callable[[Any, list[dict], list[Any]], Any]
+    code_modules: tuple[str, ...] = field(default=())
+
+    @property
+    def code_version(self) -> str:
+        return code_version(self.code_modules)
+
+
+@lru_cache(maxsize=None)
+def code_version(modules: tuple[str, ...]) -> str:
+    """16 hex digits of SHA-256 over the modules' source, NumPy and numba versions and the architecture."""
+    import numba
+
+    h = hashlib.sha256()
+    for name in sorted(modules):
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            raise ValueError(f"code_modules: cannot find module {name!r}")
+        with open(spec.origin, "rb") as f:
+            h.update(name.encode() + b"\0" + f.read() + b"\0")
+    h.update(f"numpy {np.__version__}; numba {numba.__version__}; {platform.machine()}".encode())
+    return h.hexdigest()[:16]
+
+
+def chunks(n: int, size: int) -> list[tuple[int, int]]:
+    """``(first, count)`` pairs covering ``0 .. n - 1`` in pieces of at most ``size``."""
+    if n < 0 or size < 1:
+        raise ValueError(f"chunks: need n >= 0 and size >= 1; got n={n}, size={size}")
+    return [(i, min(size, n - i)) for i in range(0, n, size)]
+
+
+def concat_records(records: list[dict], per_stream: tuple[str, ...]) -> dict:
+    """Join records of one setting computed on consecutive stream ranges.
+
+    Keys in ``per_stream`` are arrays whose first axis runs over streams: concatenated.
+    Every other key must be equal in all records (a setting's parameters, a time grid).
+
+    >>> a = {"b": 16, "rec": np.array([1.0]), "t": np.arange(2.0)}
+    >>> b = {"b": 16, "rec": np.array([2.0]), "t": np.arange(2.0)}
+    >>> concat_records([a, b], ("rec",))["rec"].tolist()
+    [1.0, 2.0]
+    """
+    from numerics.sweep.codec import equal
+
+    out = {}
+    for key, first in records[0].items():
+        if key in per_stream:
+            out[key] = np.concatenate([r[key] for r in records], axis=0)
+        else:
+            if not all(equal(r[key], first) for r in records[1:]):
+                raise ValueError(f"cells of one setting disagree on {key!r}")
+            out[key] = first
+    return out

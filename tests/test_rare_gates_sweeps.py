@@ -1,0 +1,96 @@
+"""The rare-gates experiments as sweeps (:mod:`numerics.rare_gates.sweeps`): the joined cells equal the one-call functions.
+
+Each experiment is run through the sweep layer at reduced sizes chosen so that a setting
+spans more than one cell (e.g. 70 streams = 64 + 6), and compared bit for bit with the
+function of :mod:`numerics.rare_gates.experiments` that the audit used to call directly.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from numerics.rare_gates import experiments as E
+from numerics.rare_gates import sweeps as RS
+from numerics.sweep import Experiment, resolve, run_sweep
+from numerics.sweep.codec import equal
+
+CASES = {
+    "rare_gates.table2": ({"table2_streams": 70}, lambda z: E.long_horizons(z.table2_streams)),
+    "rare_gates.paths": ({"table2_streams": 70, "floor_horizon": 40},
+                         lambda z: E.angle_paths(z.table2_streams, horizon=z.floor_horizon)),
+    "rare_gates.grid": ({"fig3a_streams": 66}, lambda z: E.gamma_grid(z.fig3a_streams)),
+    "rare_gates.weight_decay": ({"appendix20_streams": 66, "appendix20_horizon": 20},
+                                lambda z: E.weight_decay_controls(z.appendix20_streams, horizon=z.appendix20_horizon)),
+    "rare_gates.noise": ({"appendix20_streams": 66, "appendix20_horizon": 20},
+                         lambda z: E.parameter_noise(z.appendix20_streams, horizon=z.appendix20_horizon)),
+    "rare_gates.cor5": ({"cor5_streams": 66}, lambda z: E.sample_size_design(z.cor5_streams)),
+    "rare_gates.halving": ({"halving_inits": 1}, lambda z: E.gd_step_halving(z.halving_inits)),
+    "rare_gates.extended": ({"extended_per_setting": "none", "table2_streams": 18, "extended_horizon": 1.0},
+                            lambda z: E.extended_rerun(None, horizon=z.extended_horizon, streams=z.table2_streams)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_sweep_equals_the_one_call_experiment(name):
+    overrides, direct = CASES[name]
+    (exp,) = resolve([name])
+    run = run_sweep(exp, "quick", overrides, progress=False)
+    assert len(run.params) > len({p.get("setting") for p in run.params})  # some setting spans several cells
+    assert equal(run.result(), direct(E.sizes_with("quick", overrides)))
+
+
+def test_extended_selection_is_one_cell_per_setting():
+    overrides = {"extended_per_setting": 2, "table2_streams": 8, "extended_horizon": 1.0}
+    (exp,) = resolve(["rare_gates.extended"])
+    run = run_sweep(exp, "quick", overrides, progress=False)
+    assert len(run.params) == len(E.TABLE2_SETTINGS)
+    assert equal(run.result(), E.extended_rerun(2, horizon=1.0, streams=8))
+
+
+def _small(name: str, cells: list[dict], assemble) -> Experiment:
+    return Experiment(name=name, summary="", sizes=lambda p, o: None, cells=lambda _z: cells, compute=RS.compute,
+                      assemble=assemble, code_modules=RS.CODE_MODULES)
+
+
+def test_table1_cells_join_to_the_one_call_experiment():
+    kw = dict(times=[0.0, 0.5, 1.0], eta=0.01, horizon=0.5, seed=5, init_seed=9)
+    cells = [RS._cell("identical_checkpoints", n_inits=n, first_init=f, **kw) for f, n in ((0, 2), (2, 1))]
+    run = run_sweep(_small("test.table1", cells, RS._table1_assemble), progress=False)
+    assert equal(run.result(), E.identical_checkpoints(3, **kw))
+
+
+def test_joint_cells_join_to_the_one_call_experiment():
+    kw = dict(times=[0.0, 0.5], horizon=0.2, seed=3, init_seed=9)
+    cells = [RS._cell("joint_sweep", n_inits=n, first_init=f, etas=[eta], **kw)
+             for eta in (0.01, 0.005) for f, n in ((0, 1), (1, 2))]
+    run = run_sweep(_small("test.joint", cells, RS._joint_assemble), progress=False)
+    assert equal(run.result(), E.joint_sweep(3, etas=(0.01, 0.005), **kw))
+
+
+@pytest.mark.parametrize("profile", ["quick", "full"])
+def test_cells_cover_every_stream_once_in_order(profile):
+    for exp in resolve(["rare_gates"]):
+        z = exp.sizes(profile, {})
+        ranges: dict = {}
+        for p in exp.cells(z):
+            kw = p["kwargs"]
+            first, count = (kw["first_init"], kw["n_inits"]) if "first_init" in kw else (kw.get("first_stream", 0),
+                                                                                        kw.get("streams"))
+            key = (p.get("setting"), tuple(kw.get("etas", ())))
+            ranges.setdefault(key, []).append((first, count))
+        for key, rs in ranges.items():
+            starts = [f for f, _ in rs]
+            assert starts == sorted(starts) and starts[0] == 0, (exp.name, key)
+            assert all(f + n == g for (f, n), (g, _) in zip(rs, rs[1:])), (exp.name, key)
+
+
+def test_unknown_call_is_rejected():
+    with pytest.raises(ValueError, match="call must be one of"):
+        RS.compute({"call": "os.system", "kwargs": {}})
+
+
+def test_every_seed_is_explicit_in_the_cells():
+    for exp in resolve(["rare_gates"]):
+        for p in exp.cells(exp.sizes("full", {})):
+            kw = p["kwargs"]
+            assert "seed" in kw or "init_seed" in kw, exp.name

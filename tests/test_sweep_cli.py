@@ -1,0 +1,170 @@
+"""``python -m numerics.sweep``: LIST, RUN, STATUS, interruption and resumption, failures, and the audit's use of the store."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from numerics.rare_gates import experiments as E
+from numerics.sweep import ResultStore, resolve, run_sweep
+from numerics.sweep.cli import main
+from numerics.sweep.codec import equal
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parents[1]
+NOISE = ["--set", "appendix20_streams=64", "--set", "appendix20_horizon=300"]  # 7 cells of ~0.1-0.3 s
+
+
+def _main(capsys, *argv):
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_list_shows_every_experiment_with_cell_counts(capsys):
+    rc, out, _ = _main(capsys, "LIST", "--profile", "full", "--format", "json")
+    rows = {r["name"]: r for r in json.loads(out)}
+    assert rc == 0 and set(rows) == {e.name for e in resolve(["all"])}
+    assert rows["rare_gates.extended"]["cells"] == 40 and rows["rare_gates.joint"]["cells"] > 0
+    rc, out, _ = _main(capsys, "list")
+    assert rc == 0 and "rare_gates.joint" in out and " 0 cells" in out  # the quick profile has no joint sweep
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["RUN"], "RUN needs at least one experiment"),
+    (["RUN", "table9"], "unknown experiment 'table9'; known: all, rare_gates"),
+    (["STATUS", "--set", "streams=4"], "unknown size 'streams'"),
+    (["STATUS", "--set", "table1_inits"], "--set: expected NAME=VALUE"),
+    (["LIST", "--set", "appendix20_horizon=-1"], "size appendix20_horizon must be a number > 0"),
+    (["RUN", "rare_gates.cor5", "--scheduler", "nowhere"], "scheduler must be 'serial', 'local' or a Dask"),
+    (["FETCH"], "invalid choice: 'FETCH'"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
+    rc, out, err = _main(capsys, *argv)
+    assert rc == 2 and out == "" and err.startswith("sweep: error: ") and message in err and err.count("\n") == 1
+
+
+def _cells_on_disk(store: Path) -> dict:
+    return {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in store.rglob("*.cell")}
+
+
+def test_killed_run_resumes_without_recomputing_finished_cells(tmp_path, capsys):
+    store = tmp_path / "store"
+    cmd = [sys.executable, "-m", "numerics.sweep", "RUN", "rare_gates.noise", "--scheduler", "serial", "--quiet",
+           "--store", str(store), *NOISE]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while not _cells_on_disk(store) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    proc.kill()  # SIGKILL: no cleanup in the process
+    proc.wait()
+    before = _cells_on_disk(store)
+    assert 1 <= len(before) < 7, "the run must be interrupted part-way"
+
+    rc, out, _ = _main(capsys, "RUN", "rare_gates.noise", "--scheduler", "serial", "--store", str(store),
+                       "--format", "json", *NOISE)
+    row = json.loads(out)["experiments"][0]
+    assert rc == 0 and row["reused"] == len(before) and row["computed"] == 7 - len(before) and row["failed"] == 0
+    after = _cells_on_disk(store)
+    assert all(after[p] == stamp for p, stamp in before.items())  # finished cells were not rewritten
+    assert len(after) == 7 and not ResultStore(store).leftover_temporaries()
+
+    (exp,) = resolve(["rare_gates.noise"])
+    overrides = {"appendix20_streams": "64", "appendix20_horizon": "300"}
+    resumed = run_sweep(exp, "quick", overrides, store=ResultStore(store), progress=False)
+    assert resumed.count("reused") == 7
+    assert equal(resumed.result(), E.parameter_noise(64, horizon=300.0))  # = an uninterrupted run
+
+    rc, out, _ = _main(capsys, "STATUS", "rare_gates.noise", "--store", str(store), "--format", "json", *NOISE)
+    status = json.loads(out)
+    assert rc == 0 and status["experiments"][0]["stored"] == 7 and status["experiments"][0]["missing"] == 0
+    rc, out, _ = _main(capsys, "STATUS", "rare_gates.noise", "--store", str(store))  # other sizes: all missing
+    assert rc == 0 and "other cell files in the store: 7" in out
+
+
+def test_interrupt_keeps_finished_cells(tmp_path, capsys, monkeypatch):
+    import numerics.sweep.engine as engine
+
+    real, calls = engine.execute_cell, []
+
+    def interrupted(*args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(engine, "execute_cell", interrupted)
+    rc, out, err = _main(capsys, "RUN", "rare_gates.noise", "--scheduler", "serial", "--store", str(tmp_path), *NOISE)
+    assert rc == 130 and "run the same command again to continue" in err
+    assert len(ResultStore(tmp_path).files()) == 2
+
+
+def test_failed_cell_is_named_others_stored_exit_1(tmp_path, capsys, monkeypatch):
+    import numerics.sweep.engine as engine
+
+    real = engine.execute_cell
+
+    def flaky(compute, params, threads, modules):
+        if params["setting"] == "shared,s=1e-06":
+            raise RuntimeError("worker lost")
+        return real(compute, params, threads, modules)
+
+    monkeypatch.setattr(engine, "execute_cell", flaky)
+    rc, out, _ = _main(capsys, "RUN", "rare_gates.noise", "--scheduler", "serial", "--store", str(tmp_path), *NOISE)
+    assert rc == 1
+    assert "7 cells, 0 reused, 6 computed (missing 7), 1 failed" in out
+    assert "FAILED cell shared,s=1e-06, first_stream=0, streams=64: RuntimeError: worker lost" in out
+    assert len(ResultStore(tmp_path).files()) == 6
+
+
+def test_run_on_a_local_cluster_prints_the_dashboard(tmp_path):
+    cmd = [sys.executable, "-m", "numerics.sweep", "RUN", "rare_gates.weight_decay", "--workers", "2", "--store",
+           str(tmp_path), "--set", "appendix20_streams=64", "--set", "appendix20_horizon=20"]
+    done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "dashboard http" in done.stderr and "LocalCluster (2 workers)" in done.stdout
+    assert "3 cells, 0 reused, 3 computed" in done.stdout
+
+
+_AUDIT_CHECK = """
+from verify.audit import claim
+
+@claim("RG-sim.gd.halving")
+def test_uses_the_store(audit, sweeps):
+    h = sweeps.result("rare_gates.halving")
+    audit.ours(float(h["hit"].max()))
+    assert h["hit"].shape == (3, 1)
+"""
+
+
+def test_audit_reads_cells_that_the_cli_stored(pytester, tmp_path, capsys):
+    store = tmp_path / "store"
+    rc, _, _ = _main(capsys, "RUN", "rare_gates.halving", "--scheduler", "serial", "--store", str(store),
+                     "--set", "halving_inits=1")
+    assert rc == 0
+    pytester.makeini("[pytest]\nmarkers =\n    claim(id, reading=None, discrepancy=None): claim\n")
+    pytester.makepyfile(test_inner=textwrap.dedent(_AUDIT_CHECK))
+    args = ["-p", "verify.plugin", "-p", "no:cacheprovider", "--report-dir", "rep", "--sweep-store", str(store),
+            "--set", "halving_inits=1"]
+    result = pytester.runpytest_inprocess(*args)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["simulation cells: 3 reused from the store, 0 computed, 0 failed (serial*"])
+    report = json.loads((pytester.path / "rep" / "report.json").read_text())
+    assert report["sweeps"]["experiments"][0]["reused"] == 3
+    assert report["profile"] == "quick (sizes changed: halving_inits=1)"
+    bad = pytester.runpytest_inprocess(*args[:-1], "nonsense=1")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_module_entry_point_help():
+    done = subprocess.run([sys.executable, "-m", "numerics.sweep", "--help"], capture_output=True, text=True,
+                          cwd=ROOT, env=dict(os.environ), timeout=120)
+    assert done.returncode == 0 and "python -m numerics.sweep RUN" in done.stdout

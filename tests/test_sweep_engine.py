@@ -1,0 +1,191 @@
+"""Library tests of the sweep engine (:mod:`numerics.sweep.engine`): reuse, recomputation, failures, Dask.
+
+The experiments here are small cells of the real rare-gates functions (``sweeps.compute``)
+joined by the real assemble rules, so splitting, storing and scheduling are tested on the
+numbers the audit uses.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from numerics.rare_gates import experiments as E
+from numerics.rare_gates import sweeps as RS
+from numerics.sweep import DaskExecutor, Experiment, ResultStore, SerialExecutor, SweepFailed, make_executor, run_sweep
+from numerics.sweep.codec import equal
+from numerics.sweep.progress import Progress, terminal_wanted
+
+SETTING = {"settings": [[8, 1e-2]], "horizon": 15.0, "seed": 4}
+
+
+def _cells(bad: bool = False):
+    """Three cells of one Table 2-like setting: streams 0-1, 2-4, 5; with ``bad``, the middle one has b = 0."""
+    out = []
+    for first, count in ((0, 2), (2, 3), (5, 1)):
+        kw = dict(SETTING)
+        if bad and first == 2:
+            kw["settings"] = [[0, 1e-2]]
+        out.append({"call": "long_horizons", "kwargs": dict(kw, streams=count, first_stream=first), "setting": "s"})
+    return out
+
+
+def _experiment(name="test.tiny", bad=False, modules=RS.CODE_MODULES) -> Experiment:
+    return Experiment(name=name, summary="three cells", sizes=lambda profile, overrides: None,
+                      cells=lambda _z: _cells(bad), compute=RS.compute,
+                      assemble=RS._by_setting(("recovery", "first", "disagreements", "final_angle")),
+                      code_modules=modules)
+
+
+@pytest.fixture(scope="module")
+def direct():
+    return E.long_horizons(6, settings=((8, 1e-2),), horizon=15.0, seed=4)
+
+
+def test_serial_run_equals_the_one_call_experiment(direct):
+    run = run_sweep(_experiment(), progress=False)
+    assert run.count("computed") == 3 and equal(run.result(), direct)
+
+
+def test_rerun_reuses_stored_cells_and_computes_only_missing_ones(tmp_path, direct):
+    store = ResultStore(tmp_path)
+    first = run_sweep(_experiment(), store=store, progress=False)
+    assert first.count("computed") == 3 and all(o.reason == "missing" for o in first.outcomes)
+    again = run_sweep(_experiment(), store=store, progress=False)
+    assert again.count("reused") == 3 and again.count("computed") == 0 and equal(again.result(), direct)
+    store.path("test.tiny", _cells()[1]).unlink()
+    third = run_sweep(_experiment(), store=store, progress=False)
+    assert [o.status for o in third.outcomes] == ["reused", "computed", "reused"]
+    assert equal(third.result(), direct)
+
+
+def test_cells_of_another_code_version_are_recomputed(tmp_path, direct):
+    store = ResultStore(tmp_path)
+    run_sweep(_experiment(), store=store, progress=False)
+    other = _experiment(modules=RS.CODE_MODULES + ("numerics.sweep.codec",))
+    assert other.code_version != _experiment().code_version
+    run = run_sweep(other, store=store, progress=False)
+    assert run.count("computed") == 3 and all(o.reason.startswith("code-mismatch") for o in run.outcomes)
+    assert equal(run.result(), direct)
+    assert run_sweep(other, store=store, progress=False).count("reused") == 3  # now stored under the new version
+
+
+def test_truncated_cell_is_recomputed_not_read(tmp_path, direct):
+    store = ResultStore(tmp_path)
+    run_sweep(_experiment(), store=store, progress=False)
+    path = store.path("test.tiny", _cells()[2])
+    path.write_bytes(path.read_bytes()[:-10])
+    run = run_sweep(_experiment(), store=store, progress=False)
+    assert run.outcomes[2].status == "computed" and run.outcomes[2].reason.startswith("corrupt: truncated payload")
+    assert equal(run.result(), direct)
+
+
+def test_a_failing_cell_is_reported_and_the_others_are_stored(tmp_path):
+    store = ResultStore(tmp_path)
+    run = run_sweep(_experiment(bad=True), store=store, progress=False)
+    assert [o.status for o in run.outcomes] == ["computed", "failed", "computed"]
+    assert "ValueError: b (batch size) must be an integer >= 1; got 0" in run.failures[0].error
+    assert len(store.files("test.tiny")) == 2
+    with pytest.raises(SweepFailed, match=r"1 of 3 cells failed\n  cell s, first_stream=2, streams=3: ValueError"):
+        run.result()
+
+
+def test_provenance_is_stored_with_each_cell(tmp_path):
+    from numerics.sweep.store import read_cell
+
+    store = ResultStore(tmp_path)
+    run_sweep(_experiment(), store=store, progress=False)
+    _, meta = read_cell(store.path("test.tiny", _cells()[0]))
+    assert meta["seed"] == 4 and meta["params"] == _cells()[0] and meta["experiment"] == "test.tiny"
+    assert meta["code_version"] == _experiment().code_version and meta["package_version"]
+    assert "git_revision" in meta and meta["worker"]["elapsed_s"] > 0 and meta["created"].endswith("+00:00")
+
+
+def test_code_version_tracks_sources_and_rejects_unknown_modules():
+    assert len(_experiment().code_version) == 16
+    with pytest.raises(ValueError, match="code_modules: cannot find module 'numerics.nothing_here'"):
+        _experiment(modules=("numerics.nothing_here",)).code_version
+
+
+def test_local_cluster_with_two_workers_is_bit_identical_to_serial(tmp_path, direct):
+    log = []
+    with DaskExecutor(workers=2, log=log.append) as ex:
+        run = run_sweep(_experiment(), store=ResultStore(tmp_path), executor=ex, progress=False)
+        hosts = {o.host for o in run.outcomes}
+        workers = len(ex.client.scheduler_info()["workers"])
+        failing = run_sweep(_experiment(name="test.bad", bad=True), executor=ex, progress=False)
+    assert workers == 2 and hosts and run.count("computed") == 3
+    assert equal(run.result(), direct)
+    assert equal(run.result(), run_sweep(_experiment(), executor=SerialExecutor(), progress=False).result())
+    assert any("dashboard http" in line for line in log)
+    assert [o.status for o in failing.outcomes] == ["computed", "failed", "computed"]
+    assert "b (batch size) must be an integer >= 1" in failing.failures[0].error
+
+
+def test_worker_with_other_code_is_a_failure(monkeypatch):
+    import numerics.sweep.engine as engine
+
+    real = engine.execute_cell
+
+    def other_code(*args):
+        value, info = real(*args)
+        return value, dict(info, code_version="0" * 16)
+
+    monkeypatch.setattr(engine, "execute_cell", other_code)
+    run = run_sweep(_experiment(), progress=False)
+    assert run.count("failed") == 3 and "runs code version 0000000000000000" in run.failures[0].error
+
+
+@pytest.mark.parametrize("scheduler, workers, message", [
+    ("serial", 2, "workers: only with a Dask scheduler"),
+    ("somewhere", None, "scheduler must be 'serial', 'local' or a Dask scheduler address"),
+    ("tcp://127.0.0.1:1", 3, "workers: the number of workers of an existing scheduler"),
+    ("local", 0, "workers must be an integer >= 1; got 0"),
+])
+def test_executor_options_are_validated(scheduler, workers, message):
+    with pytest.raises(ValueError, match=message):
+        make_executor(scheduler, workers)
+
+
+def test_unreachable_scheduler_is_a_clear_error():
+    with DaskExecutor("tcp://127.0.0.1:9", timeout=1) as ex, pytest.raises(ValueError, match="cannot reach a Dask scheduler"):
+        list(ex.run([]))
+
+
+def test_progress_is_quiet_off_a_terminal_and_in_ci(monkeypatch):
+    class Tty:
+        def isatty(self):
+            return True
+
+    monkeypatch.delenv("CI", raising=False)
+    assert terminal_wanted(Tty()) and not terminal_wanted(open(os.devnull, "w"))
+    monkeypatch.setenv("CI", "true")
+    assert not terminal_wanted(Tty())
+    p = Progress("x", 2, stream=Tty(), enabled=None)
+    assert not p.enabled
+
+
+def test_progress_counts_and_eta():
+    import io
+
+    buf = io.StringIO()
+    p = Progress("demo", total=3, stream=buf, enabled=True, clock=iter([0.0, 4.0, 6.0]).__next__)
+    p.start(reused=0)
+    p.advance(ok=True)
+    p.advance(ok=False)
+    p.close()
+    assert p.line() == "demo: 2/3 cells (0 stored, 1 failed) elapsed 0:00:06 ETA 0:00:03"
+    assert buf.getvalue().endswith("\n") and "\r" in buf.getvalue()
+
+
+def test_cells_are_independent_of_the_chunking(direct):
+    """The same streams in other ranges give the same numbers (the premise of every sweep)."""
+    one = [{"call": "long_horizons", "kwargs": dict(SETTING, streams=1, first_stream=i), "setting": "s"}
+           for i in range(6)]
+    exp = Experiment(name="test.ones", summary="", sizes=lambda p, o: None, cells=lambda _z: one, compute=RS.compute,
+                     assemble=RS._by_setting(("recovery", "first", "disagreements", "final_angle")),
+                     code_modules=RS.CODE_MODULES)
+    assert equal(run_sweep(exp, progress=False).result(), direct)
+    assert np.isfinite(direct[0]["recovery"]).any() and np.isfinite(direct[0]["first"]).any()  # events, not only NaNs
