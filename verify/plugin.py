@@ -27,6 +27,14 @@ def pytest_addoption(parser):
         default=False,
         help="paper-scale simulations (also AUDIT_PROFILE=full); default is the quick profile",
     )
+    group.addoption("--set", action="append", default=[], metavar="NAME=VALUE", dest="audit_sizes",
+                    help="change one simulation size of the profile (repeatable; see python -m numerics.sweep LIST)")
+    group.addoption("--scheduler", default=None,
+                    help="where simulation cells run: serial, local (a Dask LocalCluster) or a Dask scheduler "
+                         "address; default serial for the quick profile, local for --full")
+    group.addoption("--workers", type=int, default=None, help="worker processes of the local Dask cluster")
+    group.addoption("--sweep-store", default=None,
+                    help="result store of the simulation cells (default REPORT_DIR/sweep-store; 'none': no store)")
 
 
 def audit_profile(config) -> str:
@@ -43,8 +51,34 @@ def report_dir(config) -> Path:
     return out_dir if out_dir.is_absolute() else Path(config.invocation_params.dir) / out_dir
 
 
+def size_overrides(config) -> dict:
+    """The ``--set NAME=VALUE`` size overrides as a dict (validated against the papers' size tables)."""
+    from numerics.sweep.cli import parse_sets
+    from numerics.sweep.registry import experiments
+
+    try:
+        overrides = parse_sets(config.getoption("audit_sizes"))
+        if overrides:
+            for exp in experiments().values():
+                exp.sizes(audit_profile(config), overrides)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return overrides
+
+
+def sweep_store(config) -> Path | None:
+    """The result store directory (``--sweep-store``; default ``<report dir>/sweep-store``), None for 'none'."""
+    value = config.getoption("--sweep-store")
+    if value is None:
+        return report_dir(config) / "sweep-store"
+    if value.strip().lower() == "none":
+        return None
+    path = Path(value)
+    return path if path.is_absolute() else Path(config.invocation_params.dir) / path
+
+
 def pytest_configure(config):
-    config.stash[_STATE_KEY] = {"results": {}, "audits": {}, "claims_seen": False}
+    config.stash[_STATE_KEY] = {"results": {}, "audits": {}, "claims_seen": False, "sweeps": None}
 
 
 def _claim_mark(item):
@@ -78,6 +112,31 @@ def audit(request) -> Audit:
 def profile(request) -> str:
     """The audit profile: ``quick`` (default, CI) or ``full`` (paper scale)."""
     return audit_profile(request.config)
+
+
+@pytest.fixture(scope="session")
+def size_changes(request) -> dict:
+    """Size overrides of the profile from ``--set NAME=VALUE`` (empty by default)."""
+    return size_overrides(request.config)
+
+
+@pytest.fixture(scope="session")
+def sweeps(request, profile, size_changes):
+    """Results of long experiments through the sweep layer (``sweeps.result('rare_gates.table2')``)."""
+    from .sweeps import SweepSession
+
+    scheduler = request.config.getoption("--scheduler") or ("local" if profile == "full" else "serial")
+    session = SweepSession(profile, size_changes, sweep_store(request.config), scheduler,
+                           request.config.getoption("--workers"))
+    request.config.stash[_STATE_KEY]["sweeps"] = session
+    try:
+        from numerics.sweep.engine import make_executor
+
+        make_executor(scheduler, request.config.getoption("--workers"))  # validate the options only
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    yield session
+    session.close()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -125,7 +184,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if not state["claims_seen"]:
         return
     root = Path(config.rootpath)
-    report = build_report(load_registry(), list(state["results"].values()), audit_profile(config), root)
+    profile = audit_profile(config)
+    overrides = size_overrides(config)
+    if overrides:
+        profile += " (sizes changed: " + ", ".join(f"{k}={v}" for k, v in overrides.items()) + ")"
+    sweeps = state["sweeps"].describe() if state["sweeps"] is not None else None
+    report = build_report(load_registry(), list(state["results"].values()), profile, root, sweeps=sweeps)
     json_path, md_path = write_report(report, report_dir(config))
     tr = terminalreporter
     tr.section("paper audit")
@@ -140,5 +204,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         tr.write_line("discrepancies and failed checks:")
         for c in flagged:
             tr.write_line(f"  {c['id']} [{c['verdict']}] paper: {c['paper_value']} | ours: {c['ours'][:120]}")
+    if sweeps and sweeps["experiments"]:
+        exps = sweeps["experiments"]
+        tr.write_line("")
+        tr.write_line(f"simulation cells: {sum(e['reused'] for e in exps)} reused from the store, "
+                      f"{sum(e['computed'] for e in exps)} computed, {sum(e['failed'] for e in exps)} failed "
+                      f"({sweeps['scheduler']}; store {sweeps['store']})")
     tr.write_line("")
     tr.write_line(f"report: {md_path}  {json_path}")

@@ -63,8 +63,13 @@ def _git_revision(root: Path) -> str:
         return "unknown"
 
 
-def build_report(registry: dict[str, Claim], results: list[CheckResult], profile: str, root: Path) -> dict:
-    """The report as a JSON-ready dict with a top-level ``claims`` list."""
+def build_report(registry: dict[str, Claim], results: list[CheckResult], profile: str, root: Path,
+                 sweeps: dict | None = None) -> dict:
+    """The report as a JSON-ready dict with a top-level ``claims`` list.
+
+    ``sweeps`` (optional): where the simulation cells came from (store, scheduler, and per
+    experiment the cells reused and computed), shown in the report.
+    """
     by_claim: dict[str, list[CheckResult]] = {}
     for r in results:
         by_claim.setdefault(r.claim_id, []).append(r)
@@ -106,6 +111,7 @@ def build_report(registry: dict[str, Claim], results: list[CheckResult], profile
         "git_revision": _git_revision(root),
         "summary": summary,
         "claims": claims,
+        "sweeps": sweeps,
     }
 
 
@@ -139,6 +145,13 @@ def render_markdown(report: dict) -> str:
         lines.append("None.")
     for c in flagged:
         lines.append(f"- **{c['id']}** ({c['where']}): paper `{c['paper_value']}`, ours `{c['ours']}`. {c['discrepancy'] or c['evidence']}")
+    sweeps = report.get("sweeps")
+    if sweeps and sweeps["experiments"]:
+        lines += ["", "## Simulation sweeps", "",
+                  f"Cells from the result store `{sweeps['store']}`; computed on: {sweeps['scheduler']}.", "",
+                  "| experiment | cells | reused | computed | failed | wall s |", "|---|---|---|---|---|---|"]
+        lines += [f"| {e['name']} | {e['cells']} | {e['reused']} | {e['computed']} | {e['failed']} | {e['wall_s']} |"
+                  for e in sweeps["experiments"]]
     for paper in PAPERS:
         rows = [c for c in report["claims"] if c["paper"] == paper]
         if not rows:

@@ -1,10 +1,13 @@
 """Checks of the simulation claims of the rare-gates paper (Section 8; Appendices 19, 20; Tables 1, 2; Figures 1-5).
 
-Experiments: :mod:`numerics.rare_gates.experiments` (one function per paper experiment);
+Experiments: :mod:`numerics.rare_gates.experiments` (one function per paper experiment),
+run as sweeps of independent cells (:mod:`numerics.rare_gates.sweeps`) through the result
+store (cells stored by ``python -m numerics.sweep RUN`` or an earlier audit are reused);
 figures: :mod:`numerics.rare_gates.figures`. Each experiment runs once per session
 (module-scoped fixtures); sizes come from the ``profile`` fixture (see
-``experiments.PROFILES``): the quick profile runs most experiments at the paper's scale
-(they are cheap) and reduces only the 80-bit replay and the joint (T, eta) sweep (full only).
+``experiments.PROFILES``; ``--set NAME=VALUE`` changes one): the quick profile runs most
+experiments at the paper's scale (they are cheap) and reduces only the 80-bit replay and
+the joint (T, eta) sweep (full only).
 
 Statistics. The paper's fractions are one random sample (their streams, their 64 private
 initialisations); ours are another. Each comparison therefore records (i) the literal
@@ -88,50 +91,55 @@ def _save(audit, fig, name: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def sizes(profile):
-    return E.sizes(profile)
+def sizes(profile, size_changes):
+    return E.sizes_with(profile, size_changes)
+
+
+# The experiments run through the sweep layer (numerics.rare_gates.sweeps): cells stored in the
+# result store are reused, the others computed serially or on Dask (--scheduler); the joined
+# result equals the one-call function of numerics.rare_gates.experiments bit for bit.
 
 
 @pytest.fixture(scope="module")
-def table1(sizes):
-    return E.identical_checkpoints(sizes.table1_inits)
+def table1(sweeps):
+    return sweeps.result("rare_gates.table1")
 
 
 @pytest.fixture(scope="module")
-def table2(sizes):
-    return E.long_horizons(sizes.table2_streams)
+def table2(sweeps):
+    return sweeps.result("rare_gates.table2")
 
 
 @pytest.fixture(scope="module")
-def paths(sizes):
-    return E.angle_paths(sizes.table2_streams, horizon=sizes.floor_horizon)
+def paths(sweeps):
+    return sweeps.result("rare_gates.paths")
 
 
 @pytest.fixture(scope="module")
-def grid(sizes):
-    return E.gamma_grid(sizes.fig3a_streams)
+def grid(sweeps):
+    return sweeps.result("rare_gates.grid")
 
 
 @pytest.fixture(scope="module")
-def weight_decay(sizes):
-    return E.weight_decay_controls(sizes.appendix20_streams, horizon=sizes.appendix20_horizon)
+def weight_decay(sweeps):
+    return sweeps.result("rare_gates.weight_decay")
 
 
 @pytest.fixture(scope="module")
-def noise(sizes):
-    return E.parameter_noise(sizes.appendix20_streams, horizon=sizes.appendix20_horizon)
+def noise(sweeps):
+    return sweeps.result("rare_gates.noise")
 
 
 @pytest.fixture(scope="module")
-def cor5(sizes):
-    return E.sample_size_design(sizes.cor5_streams)
+def cor5(sweeps):
+    return sweeps.result("rare_gates.cor5")
 
 
 @pytest.fixture(scope="module")
-def joint(sizes):
+def joint(sizes, sweeps):
     if sizes.joint_inits == 0:
         pytest.skip("full profile only: the joint (T, eta) sweep (5 step sizes x 17 source times) runs with --full")
-    return E.joint_sweep(sizes.joint_inits)
+    return sweeps.result("rare_gates.joint")
 
 
 # --- Table 1 --------------------------------------------------------------------------------------------
@@ -354,8 +362,8 @@ def test_gd_constructed(audit):
 
 
 @pytest.fixture(scope="module")
-def halving(sizes):
-    return E.gd_step_halving(sizes.halving_inits)
+def halving(sweeps):
+    return sweeps.result("rare_gates.halving")
 
 
 @claim("RG-sim.gd.halving", reading=READING_OWN + "; risk checked every update (time resolution eta), so changes "
@@ -472,8 +480,8 @@ def test_table2_unrecovered_disagreements(audit, table2):
 
 
 @pytest.fixture(scope="module")
-def extended(sizes):
-    return E.extended_rerun(sizes.extended_per_setting, horizon=sizes.extended_horizon)
+def extended(sweeps):
+    return sweeps.result("rare_gates.extended")
 
 
 @claim("RG-sim.T2.extended")
@@ -487,8 +495,8 @@ def test_extended_precision(audit, extended, sizes):
     audit.evidence(
         "simulate_extended (NumPy longdouble, 64-bit significand) replays Table 2 streams from the same random "
         "draws; exact equality of the event times with the float64 kernels. "
-        + ("All 640 runs." if sizes.extended_per_setting is None else
-           f"Quick profile: per setting, up to {sizes.extended_per_setting - 1} streams that sampled a disagreement "
+        + (f"All {n} runs of the five settings." if sizes.extended_per_setting is None else
+           f"Per setting, up to {sizes.extended_per_setting - 1} streams that sampled a disagreement "
            "in float64 and one that did not (stream order; selection on the float64 outcome cannot bias equality).")
         + " The 80-bit angle floor (~1e-19) is not checked: simulate_extended returns its final parameters "
         "rounded to float64."

@@ -1,0 +1,69 @@
+"""The audit's access to long experiments: results through the sweep layer and its result store.
+
+A :class:`SweepSession` (the session fixture ``sweeps``) runs an experiment's missing cells
+on the configured executor, reuses what ``python -m numerics.sweep RUN`` (or an earlier
+audit) stored, and keeps one record per experiment for the report. The executor starts on
+first need, so an audit whose cells are all stored starts no cluster.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class SweepSession:
+    """Experiment results for one pytest session (profile, size overrides, store, scheduler)."""
+
+    def __init__(self, profile: str, overrides: dict, store: Path | None, scheduler: str, workers: int | None):
+        self.profile, self.overrides, self.scheduler, self.workers = profile, overrides, scheduler, workers
+        self.store_path = store
+        self._executor = None
+        self._used = None  # description of the executor once one ran cells
+        self._results: dict[str, object] = {}
+        self.records: list[dict] = []
+
+    def _store(self):
+        from numerics.sweep import ResultStore
+
+        return ResultStore(self.store_path) if self.store_path is not None else None
+
+    def _executor_for_run(self):
+        from numerics.sweep import make_executor
+
+        if self._executor is None:
+            self._executor = make_executor(self.scheduler, self.workers)
+            self._used = self._executor.description
+        return self._executor
+
+    def result(self, name: str):
+        """The joined result of experiment ``name`` (e.g. 'rare_gates.table2'); raises SweepFailed on failed cells."""
+        if name not in self._results:
+            from numerics.sweep import resolve, run_sweep
+
+            (exp,) = resolve([name])
+            run = run_sweep(exp, self.profile, self.overrides, store=self._store(), executor=_Lazy(self))
+            self.records.append({"name": name, "cells": len(run.params), "reused": run.count("reused"),
+                                 "computed": run.count("computed"), "failed": run.count("failed"),
+                                 "wall_s": round(run.wall_s, 1)})
+            self._results[name] = run.result()
+        return self._results[name]
+
+    def describe(self) -> dict:
+        return {"store": str(self.store_path) if self.store_path else None,
+                "scheduler": self._used or f"{self.scheduler} (not needed: every cell was stored)",
+                "experiments": self.records}
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.__exit__(None, None, None)
+            self._executor = None
+
+
+class _Lazy:
+    """An executor that creates the session's executor only when a cell must be computed."""
+
+    def __init__(self, session: SweepSession):
+        self.session = session
+
+    def run(self, tasks):
+        return self.session._executor_for_run().run(tasks)
