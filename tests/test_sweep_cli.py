@@ -168,3 +168,31 @@ def test_module_entry_point_help():
     done = subprocess.run([sys.executable, "-m", "numerics.sweep", "--help"], capture_output=True, text=True,
                           cwd=ROOT, env=dict(os.environ), timeout=120)
     assert done.returncode == 0 and "python -m numerics.sweep RUN" in done.stdout
+
+
+def test_audit_session_submits_experiments_together_and_once(tmp_path, monkeypatch):
+    import numerics.sweep.engine as engine
+    from verify.sweeps import SweepSession
+
+    batches = []
+    real = engine.SerialExecutor.run
+
+    def counting(self, tasks):
+        batches.append(len(tasks))
+        return real(self, tasks)
+
+    monkeypatch.setattr(engine.SerialExecutor, "run", counting)
+    overrides = {"halving_inits": "1", "appendix20_streams": "64", "appendix20_horizon": "20"}
+    session = SweepSession("quick", overrides, tmp_path, "serial", None)
+    session.prefetch(["rare_gates.halving", "rare_gates.weight_decay"])
+    assert batches == [6]  # 3 + 3 cells in one submission
+    h = session.result("rare_gates.halving")
+    session.prefetch(["rare_gates.weight_decay"])
+    assert batches == [6] and h["hit"].shape == (3, 1)
+    assert [r["computed"] for r in session.describe()["experiments"]] == [3, 3]
+    assert session.describe()["scheduler"] == "serial (this process)"
+    session.close()
+    again = SweepSession("quick", overrides, tmp_path, "serial", None)
+    again.result("rare_gates.weight_decay")
+    assert batches == [6] and again.describe()["experiments"][0]["reused"] == 3
+    assert again.describe()["scheduler"].startswith("serial (not needed")

@@ -7,6 +7,7 @@ no claim-marked check (``pytest tests``), so the report is written only by the a
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
@@ -126,8 +127,10 @@ def sweeps(request, profile, size_changes):
     from .sweeps import SweepSession
 
     scheduler = request.config.getoption("--scheduler") or ("local" if profile == "full" else "serial")
+    capman = request.config.pluginmanager.getplugin("capturemanager")
     session = SweepSession(profile, size_changes, sweep_store(request.config), scheduler,
-                           request.config.getoption("--workers"))
+                           request.config.getoption("--workers"),
+                           uncaptured=capman.global_and_fixture_disabled if capman else nullcontext)
     request.config.stash[_STATE_KEY]["sweeps"] = session
     try:
         from numerics.sweep.engine import make_executor

@@ -8,17 +8,21 @@ first need, so an audit whose cells are all stored starts no cluster.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 
 
 class SweepSession:
     """Experiment results for one pytest session (profile, size overrides, store, scheduler)."""
 
-    def __init__(self, profile: str, overrides: dict, store: Path | None, scheduler: str, workers: int | None):
+    def __init__(self, profile: str, overrides: dict, store: Path | None, scheduler: str, workers: int | None,
+                 uncaptured=nullcontext):
         self.profile, self.overrides, self.scheduler, self.workers = profile, overrides, scheduler, workers
+        self.uncaptured = uncaptured  # context in which stderr is the terminal (progress, dashboard address)
         self.store_path = store
         self._executor = None
         self._used = None  # description of the executor once one ran cells
+        self._runs: dict[str, object] = {}
         self._results: dict[str, object] = {}
         self.records: list[dict] = []
 
@@ -35,17 +39,26 @@ class SweepSession:
             self._used = self._executor.description
         return self._executor
 
+    def prefetch(self, names) -> None:
+        """Run the cells of the experiments ``names`` not run yet, all together (no barrier between them)."""
+        from numerics.sweep import resolve, run_sweeps
+
+        todo = [e for e in resolve(sorted(set(names))) if e.name not in self._runs]
+        if not todo:
+            return
+        with self.uncaptured():
+            runs = run_sweeps(todo, self.profile, self.overrides, store=self._store(), executor=_Lazy(self))
+        for exp, run in zip(todo, runs):
+            self._runs[exp.name] = run
+            self.records.append({"name": exp.name, "cells": len(run.params), "reused": run.count("reused"),
+                                 "computed": run.count("computed"), "failed": run.count("failed"),
+                                 "wall_s": round(run.wall_s, 1)})
+
     def result(self, name: str):
         """The joined result of experiment ``name`` (e.g. 'rare_gates.table2'); raises SweepFailed on failed cells."""
         if name not in self._results:
-            from numerics.sweep import resolve, run_sweep
-
-            (exp,) = resolve([name])
-            run = run_sweep(exp, self.profile, self.overrides, store=self._store(), executor=_Lazy(self))
-            self.records.append({"name": name, "cells": len(run.params), "reused": run.count("reused"),
-                                 "computed": run.count("computed"), "failed": run.count("failed"),
-                                 "wall_s": round(run.wall_s, 1)})
-            self._results[name] = run.result()
+            self.prefetch([name])
+            self._results[name] = self._runs[name].result()
         return self._results[name]
 
     def describe(self) -> dict:

@@ -36,7 +36,7 @@ import json
 import sys
 from pathlib import Path
 
-from numerics.sweep.engine import CellOutcome, describe, make_executor, run_sweep
+from numerics.sweep.engine import CellOutcome, describe, make_executor, run_sweeps
 from numerics.sweep.registry import experiments, resolve
 from numerics.sweep.store import ResultStore
 
@@ -118,13 +118,16 @@ def status(names, profile: str, overrides: dict, store: ResultStore) -> dict:
 
 
 def run(names, profile: str, overrides: dict, store: ResultStore, scheduler: str, workers, quiet: bool) -> dict:
-    """Run the experiments' missing cells; per experiment: reused, computed, failed, times, failures."""
+    """Run the experiments' missing cells (all together); per experiment: reused, computed, failed, times, failures.
+
+    ``wall_s`` of an experiment: from the start of the run to its last cell; ``compute_s``:
+    the sum of its computed cells' times on the workers.
+    """
     chosen = resolve(names)
     rows = []
     with make_executor(scheduler, workers) as executor:
-        for exp in chosen:
-            res = run_sweep(exp, profile, overrides, store=store, executor=executor,
-                            progress=False if quiet else None)
+        runs = run_sweeps(chosen, profile, overrides, store=store, executor=executor, progress=False if quiet else None)
+        for exp, res in zip(chosen, runs):
             rows.append({"name": exp.name, "cells": len(res.params), "reused": res.count("reused"),
                          "computed": res.count("computed"), "failed": res.count("failed"),
                          "wall_s": round(res.wall_s, 2), "compute_s": round(_compute_s(res.outcomes), 2),

@@ -1,7 +1,8 @@
 """Run an experiment's cells serially or on Dask, reusing and filling the result store.
 
-:func:`run_sweep` looks every cell up in the store (reused only if intact, of the same
-configuration and of the same code version), computes the others on an executor, writes
+:func:`run_sweeps` (:func:`run_sweep` for one experiment) looks every cell up in the store
+(reused only if intact, of the same configuration and of the same code version), computes
+the others of all the experiments together on an executor, writes
 each finished cell at once (so an interrupted run loses only the cells in flight), and
 returns a :class:`SweepRun` whose :meth:`SweepRun.result` joins the cells into the
 experiment's result. A failing cell is recorded with its error; the other cells still
@@ -59,7 +60,10 @@ class CellOutcome:
 
 @dataclass
 class SweepRun:
-    """The cells of one experiment after a run (values in cell order; None where a cell failed)."""
+    """The cells of one experiment after a run (values in cell order; None where a cell failed).
+
+    ``wall_s``: seconds from the start of the run to the last of this experiment's cells.
+    """
 
     experiment: Experiment
     sizes: object
@@ -251,14 +255,8 @@ def _git_revision() -> str | None:
     return rev()
 
 
-def run_sweep(experiment: Experiment, profile: str = "quick", overrides: dict | None = None, *,
-              store: ResultStore | None = None, executor=None, progress: bool | None = None,
-              progress_stream=None) -> SweepRun:
-    """Run (or reuse from ``store``) every cell of ``experiment`` at the sizes of ``profile`` + ``overrides``.
-
-    ``executor`` defaults to :class:`SerialExecutor`. ``progress`` None draws on a terminal
-    outside CI, True/False force it. Returns a :class:`SweepRun`.
-    """
+def _lookup(experiment: Experiment, profile: str, overrides: dict | None, store: ResultStore | None):
+    """A :class:`SweepRun` with the stored cells filled in, and the indices of the cells to compute."""
     sizes = experiment.sizes(profile, overrides or {})
     params = experiment.cells(sizes)
     version = experiment.code_version
@@ -272,44 +270,75 @@ def run_sweep(experiment: Experiment, profile: str = "quick", overrides: dict | 
             continue
         found = store.load(experiment.name, p, code_version=version)
         if found.status == "ok":
+            worker = found.meta.get("worker", {})
             values[i] = found.value
-            outcomes[i] = CellOutcome(p, "reused", elapsed_s=found.meta.get("worker", {}).get("elapsed_s", 0.0),
-                                      host=found.meta.get("worker", {}).get("host", ""))
+            outcomes[i] = CellOutcome(p, "reused", elapsed_s=worker.get("elapsed_s", 0.0), host=worker.get("host", ""))
         else:
-            outcomes[i] = CellOutcome(p, "computed", reason=f"{found.status}{': ' + found.reason if found.reason else ''}")
+            outcomes[i] = CellOutcome(p, "computed", reason=found.status + (f": {found.reason}" if found.reason else ""))
             pending.append(i)
-    run = SweepRun(experiment, sizes, params, values, outcomes)
+    return SweepRun(experiment, sizes, params, values, outcomes), pending
+
+
+def run_sweeps(experiments: list[Experiment], profile: str = "quick", overrides: dict | None = None, *,
+               store: ResultStore | None = None, executor=None, progress: bool | None = None,
+               progress_stream=None) -> list[SweepRun]:
+    """Run (or reuse from ``store``) every cell of ``experiments`` at the sizes of ``profile`` + ``overrides``.
+
+    The missing cells of all the experiments go to the executor together (no barrier
+    between experiments), each stored as soon as it is back. ``executor`` defaults to
+    :class:`SerialExecutor`. ``progress`` None draws a progress line on a terminal outside
+    CI; True/False force it. Returns one :class:`SweepRun` per experiment, in order.
+    """
+    runs, todo = [], []  # todo: (run, cell index)
+    for exp in experiments:
+        run, pending = _lookup(exp, profile, overrides, store)
+        runs.append(run)
+        todo += [(run, i) for i in pending]
     t0 = time.perf_counter()
-    if pending:
+    if todo:
         if store is not None:
             store.remove_dead_temporaries()
-        bar = Progress(experiment.name, len(params), stream=progress_stream, enabled=progress)
-        bar.start(reused=len(params) - len(pending))
+        total = sum(len(r.params) for r in runs)
+        label = runs[0].experiment.name if len(runs) == 1 else f"{len(runs)} experiments"
+        bar = Progress(label, total, stream=progress_stream, enabled=progress)
+        bar.start(reused=total - len(todo))
         provenance = {"package_version": package_version(), "git_revision": _git_revision(),
                       "client_host": socket.gethostname()}
-        tasks = [(experiment.compute, params[i], experiment.code_modules) for i in pending]
-        own = SerialExecutor() if executor is None else None
+        tasks = [(run.experiment.compute, run.params[i], run.experiment.code_modules) for run, i in todo]
         try:
-            for j, ok, payload in (own or executor).run(tasks):
-                i = pending[j]
-                if ok:
-                    value, info = payload
-                    if info["code_version"] != version:
-                        ok, payload = False, (f"worker {info['host']} runs code version {info['code_version']}, "
-                                              f"this is {version}: install the same revision on the workers")
-                if ok:
-                    values[i] = value
-                    outcomes[i].elapsed_s, outcomes[i].host = info["elapsed_s"], info["host"]
-                    if store is not None:
-                        meta = {"experiment": experiment.name, "params": params[i],
-                                "seed": params[i].get("kwargs", params[i]).get("seed"), "code_version": version,
-                                "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                                "worker": info, **provenance}
-                        store.save(experiment.name, params[i], value, meta)
-                else:
-                    outcomes[i].status, outcomes[i].error = "failed", payload
+            for j, ok, payload in (executor or SerialExecutor()).run(tasks):
+                run, i = todo[j]
+                ok = _record(run, i, ok, payload, store, provenance)
+                run.wall_s = time.perf_counter() - t0
                 bar.advance(ok)
         finally:
             bar.close()
-    run.wall_s = time.perf_counter() - t0
-    return run
+    return runs
+
+
+def _record(run: SweepRun, i: int, ok: bool, payload, store: ResultStore | None, provenance: dict) -> bool:
+    """Keep (and store) a finished cell, or record its failure; returns whether it succeeded."""
+    exp, outcome = run.experiment, run.outcomes[i]
+    if ok:
+        value, info = payload
+        if info["code_version"] != exp.code_version:
+            ok, payload = False, (f"worker {info['host']} runs code version {info['code_version']}, this is "
+                                  f"{exp.code_version}: install the same revision on the workers")
+    if not ok:
+        outcome.status, outcome.error = "failed", payload
+        return False
+    run.values[i] = value
+    outcome.elapsed_s, outcome.host = info["elapsed_s"], info["host"]
+    if store is not None:
+        params = run.params[i]
+        meta = {"experiment": exp.name, "params": params, "seed": params.get("kwargs", params).get("seed"),
+                "code_version": exp.code_version,
+                "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "worker": info,
+                **provenance}
+        store.save(exp.name, params, value, meta)
+    return True
+
+
+def run_sweep(experiment: Experiment, profile: str = "quick", overrides: dict | None = None, **options) -> SweepRun:
+    """:func:`run_sweeps` of one experiment (same options); returns its :class:`SweepRun`."""
+    return run_sweeps([experiment], profile, overrides, **options)[0]

@@ -97,7 +97,21 @@ def sizes(profile, size_changes):
 
 # The experiments run through the sweep layer (numerics.rare_gates.sweeps): cells stored in the
 # result store are reused, the others computed serially or on Dask (--scheduler); the joined
-# result equals the one-call function of numerics.rare_gates.experiments bit for bit.
+# result equals the one-call function of numerics.rare_gates.experiments bit for bit. The
+# experiments the selected checks of this module need are submitted together, so a cluster
+# works through all of their cells without a pause between experiments.
+EXPERIMENT_OF = {name: f"rare_gates.{exp}" for name, exp in (
+    ("table1", "table1"), ("halving", "halving"), ("table2", "table2"), ("paths", "paths"), ("extended", "extended"),
+    ("grid", "grid"), ("weight_decay", "weight_decay"), ("noise", "noise"), ("cor5", "cor5"), ("joint", "joint"))}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _submit_needed_experiments(request, sweeps, sizes):
+    needed = {EXPERIMENT_OF[f] for item in request.session.items if item.module is request.module
+              for f in item.fixturenames if f in EXPERIMENT_OF}
+    if sizes.joint_inits == 0:
+        needed.discard("rare_gates.joint")
+    sweeps.prefetch(needed)
 
 
 @pytest.fixture(scope="module")
