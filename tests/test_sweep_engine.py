@@ -189,3 +189,14 @@ def test_cells_are_independent_of_the_chunking(direct):
                      code_modules=RS.CODE_MODULES)
     assert equal(run_sweep(exp, progress=False).result(), direct)
     assert np.isfinite(direct[0]["recovery"]).any() and np.isfinite(direct[0]["first"]).any()  # events, not only NaNs
+
+
+def test_existing_scheduler_by_address_gives_the_same_numbers(tmp_path, direct):
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=True, dashboard_address=":0") as cluster:
+        with make_executor(cluster.scheduler_address) as ex:
+            ex.log = lambda msg: None
+            run = run_sweep(_experiment(), store=ResultStore(tmp_path), executor=ex, progress=False)
+            assert ex.description == f"dask scheduler {cluster.scheduler_address}"
+    assert run.count("computed") == 3 and equal(run.result(), direct)

@@ -144,3 +144,14 @@ def test_temporaries_of_dead_writers_are_removed(store, tmp_path):
     assert store.remove_dead_temporaries() == 1
     assert not dead.exists() and alive.exists() and foreign.exists()
     assert store.files() == []  # temporaries are never cells
+
+
+def test_cell_files_are_ordinary_files(store):
+    path = _save(store)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -62,6 +62,15 @@ def cell_key(experiment: str, params: dict) -> str:
     return hashlib.sha256(f"{experiment}\n{canonical(params)}".encode()).hexdigest()[:24]
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
+
 class CorruptCell(Exception):
     """A cell file that is truncated, damaged or not a cell file."""
 
@@ -97,6 +106,7 @@ def write_cell(path: Path, value, meta: dict) -> None:
             f.write(MAGIC + header + b"\n" + digest + b"\n" + payload)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)  # as an ordinary file (mkstemp makes it private)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
