@@ -200,3 +200,25 @@ def test_existing_scheduler_by_address_gives_the_same_numbers(tmp_path, direct):
             run = run_sweep(_experiment(), store=ResultStore(tmp_path), executor=ex, progress=False)
             assert ex.description == f"dask scheduler {cluster.scheduler_address}"
     assert run.count("computed") == 3 and equal(run.result(), direct)
+
+
+def compute_or_die(params):
+    """A cell computation whose worker process dies on the cell marked 'die' (a lost machine)."""
+    if params.get("die"):
+        os._exit(1)
+    return RS.compute(params)
+
+
+def test_a_lost_worker_fails_only_its_cell(tmp_path, direct):
+    import dask
+
+    cells = _cells()
+    cells[1] = dict(cells[1], die=True)
+    exp = Experiment(name="test.lost", summary="", sizes=lambda p, o: None, cells=lambda _z: cells,
+                     compute=compute_or_die, assemble=RS._by_setting(("recovery",)), code_modules=RS.CODE_MODULES)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        with DaskExecutor(workers=2, log=lambda msg: None) as ex:
+            run = run_sweep(exp, store=ResultStore(tmp_path), executor=ex, progress=False)
+    assert [o.status for o in run.outcomes] == ["computed", "failed", "computed"]
+    assert "KilledWorker" in run.failures[0].error
+    assert len(ResultStore(tmp_path).files("test.lost")) == 2
