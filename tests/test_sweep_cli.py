@@ -156,7 +156,7 @@ def test_audit_reads_cells_that_the_cli_stored(pytester, tmp_path, capsys):
             "--set", "halving_inits=1"]
     result = pytester.runpytest_inprocess(*args)
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["simulation cells: 3 reused from the store, 0 computed, 0 failed (serial*"])
+    result.stdout.fnmatch_lines(["simulation cells: 3 reused from the store, 0 computed, 0 failed (local (not needed*"])
     report = json.loads((pytester.path / "rep" / "report.json").read_text())
     assert report["sweeps"]["experiments"][0]["reused"] == 3
     assert report["profile"] == "quick (sizes changed: halving_inits=1)"

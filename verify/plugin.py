@@ -31,8 +31,8 @@ def pytest_addoption(parser):
     group.addoption("--set", action="append", default=[], metavar="NAME=VALUE", dest="audit_sizes",
                     help="change one simulation size of the profile (repeatable; see python -m numerics.sweep LIST)")
     group.addoption("--scheduler", default=None,
-                    help="where simulation cells run: serial, local (a Dask LocalCluster) or a Dask scheduler "
-                         "address; default serial for the quick profile, local for --full")
+                    help="where simulation cells run: local (default: a Dask LocalCluster, one worker per "
+                         "core), serial (this process) or a Dask scheduler address")
     group.addoption("--workers", type=int, default=None, help="worker processes of the local Dask cluster")
     group.addoption("--sweep-store", default=None,
                     help="result store of the simulation cells (default REPORT_DIR/sweep-store; 'none': no store)")
@@ -126,7 +126,7 @@ def sweeps(request, profile, size_changes):
     """Results of long experiments through the sweep layer (``sweeps.result('rare_gates.table2')``)."""
     from .sweeps import SweepSession
 
-    scheduler = request.config.getoption("--scheduler") or ("local" if profile == "full" else "serial")
+    scheduler = request.config.getoption("--scheduler") or "local"
     capman = request.config.pluginmanager.getplugin("capturemanager")
     session = SweepSession(profile, size_changes, sweep_store(request.config), scheduler,
                            request.config.getoption("--workers"),

@@ -107,8 +107,8 @@ EXPERIMENT_OF = {name: f"rare_gates.{exp}" for name, exp in (
 
 @pytest.fixture(scope="module", autouse=True)
 def _submit_needed_experiments(request, sweeps, sizes):
-    needed = {EXPERIMENT_OF[f] for item in request.session.items if item.module is request.module
-              for f in item.fixturenames if f in EXPERIMENT_OF}
+    needed = {EXPERIMENT_OF[f] for item in request.session.items if getattr(item, "module", None) is request.module
+              for f in getattr(item, "fixturenames", ()) if f in EXPERIMENT_OF}
     if sizes.joint_inits == 0:
         needed.discard("rare_gates.joint")
     sweeps.prefetch(needed)
