@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -46,6 +47,9 @@ def test_list_shows_every_experiment_with_cell_counts(capsys):
     (["LIST", "--set", "appendix20_horizon=-1"], "size appendix20_horizon must be a number > 0"),
     (["RUN", "rare_gates.cor5", "--scheduler", "nowhere"], "scheduler must be 'serial', 'local' or a Dask"),
     (["FETCH"], "invalid choice: 'FETCH'"),
+    (["LIST", "rare_gates"], "LIST takes no experiment names"),
+    (["RUN", "rare_gates.cor5", "--scheduler", "host:notaport"], "scheduler must be 'serial', 'local' or a Dask"),
+    (["STATUS", "--store", __file__], "exists and is not a directory"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     rc, out, err = _main(capsys, *argv)
@@ -125,6 +129,16 @@ def test_failed_cell_is_named_others_stored_exit_1(tmp_path, capsys, monkeypatch
     assert len(ResultStore(tmp_path).files()) == 6
 
 
+def test_unwritable_store_is_refused_before_computing(tmp_path, capsys, monkeypatch):
+    import numerics.sweep.engine as engine
+
+    monkeypatch.setattr(engine, "execute_cell", lambda *a: pytest.fail("a cell was computed"))
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    rc, out, err = _main(capsys, "RUN", "rare_gates.cor5", "--scheduler", "serial", "--store", str(blocker / "store"))
+    assert rc == 2 and out == "" and err.startswith("sweep: error: store: cannot write to") and err.count("\n") == 1
+
+
 def test_run_on_a_local_cluster_prints_the_dashboard(tmp_path):
     cmd = [sys.executable, "-m", "numerics.sweep", "RUN", "rare_gates.weight_decay", "--workers", "2", "--store",
            str(tmp_path), "--set", "appendix20_streams=64", "--set", "appendix20_horizon=20"]
@@ -160,8 +174,15 @@ def test_audit_reads_cells_that_the_cli_stored(pytester, tmp_path, capsys):
     report = json.loads((pytester.path / "rep" / "report.json").read_text())
     assert report["sweeps"]["experiments"][0]["reused"] == 3
     assert report["profile"] == "quick (sizes changed: halving_inits=1)"
-    bad = pytester.runpytest_inprocess(*args[:-1], "nonsense=1")
-    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    for option, value, message in (("--set", "nonsense=1", "unknown size 'nonsense'"),
+                                   ("--scheduler", "nowhere", "scheduler must be 'serial', 'local' or a Dask"),
+                                   ("--workers", "0", "workers must be an integer >= 1")):
+        shutil.rmtree(pytester.path / "rep", ignore_errors=True)
+        bad = pytester.runpytest_inprocess(*args[:-2], option, value)
+        assert bad.ret == pytest.ExitCode.USAGE_ERROR, option
+        bad.stderr.fnmatch_lines([f"ERROR: *{message}*"])
+        assert "test_inner.py" not in bad.stdout.str()  # nothing was collected or run
+        assert not (pytester.path / "rep").exists()  # and no report was written
 
 
 def test_module_entry_point_help():

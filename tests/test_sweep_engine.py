@@ -8,6 +8,7 @@ numbers the audit uses.
 from __future__ import annotations
 
 import os
+import time
 
 import numpy as np
 import pytest
@@ -106,22 +107,53 @@ def test_provenance_is_stored_with_each_cell(tmp_path):
 def test_code_version_tracks_sources_and_rejects_unknown_modules():
     assert len(_experiment().code_version) == 16
     with pytest.raises(ValueError, match="code_modules: cannot find module 'numerics.nothing_here'"):
-        _experiment(modules=("numerics.nothing_here",)).code_version
+        _experiment(modules=("numerics.nothing_here",))
 
 
 def test_local_cluster_with_two_workers_is_bit_identical_to_serial(tmp_path, direct):
     log = []
     with DaskExecutor(workers=2, log=log.append) as ex:
         run = run_sweep(_experiment(), store=ResultStore(tmp_path), executor=ex, progress=False)
-        hosts = {o.host for o in run.outcomes}
         workers = len(ex.client.scheduler_info()["workers"])
         failing = run_sweep(_experiment(name="test.bad", bad=True), executor=ex, progress=False)
-    assert workers == 2 and hosts and run.count("computed") == 3
+    assert workers == 2 and run.count("computed") == 3
     assert equal(run.result(), direct)
     assert equal(run.result(), run_sweep(_experiment(), executor=SerialExecutor(), progress=False).result())
     assert any("dashboard http" in line for line in log)
     assert [o.status for o in failing.outcomes] == ["computed", "failed", "computed"]
     assert "b (batch size) must be an integer >= 1" in failing.failures[0].error
+
+
+def test_cells_are_spread_over_the_local_workers(tmp_path):
+    from numerics.sweep.store import read_cell
+
+    cells = [{"call": "long_horizons", "kwargs": dict(SETTING, streams=1, first_stream=i), "setting": "s"}
+             for i in range(8)]
+    exp = Experiment(name="test.spread", summary="", sizes=lambda p, o: None, cells=lambda _z: cells,
+                     compute=RS.compute, assemble=RS._by_setting(("recovery",)), code_modules=RS.CODE_MODULES)
+    store = ResultStore(tmp_path)
+    with DaskExecutor(workers=2, log=lambda msg: None) as ex:
+        run_sweep(exp, store=store, executor=ex, progress=False)
+    pids = {read_cell(p)[1]["worker"]["pid"] for p in store.files("test.spread")}
+    assert len(pids) == 2 and os.getpid() not in pids
+
+
+def test_source_edited_after_definition_does_not_relabel_cells(tmp_path, monkeypatch):
+    """Cells computed by the code in memory keep that code's version even if the file changes meanwhile."""
+    from numerics.sweep.experiment import code_version
+
+    src = tmp_path / "edited_mod.py"
+    src.write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    defined = _experiment(name="test.edit", modules=RS.CODE_MODULES + ("edited_mod",))
+    src.write_text("X = 2\n")  # a pull during the run
+    store = ResultStore(tmp_path / "store")
+    run_sweep(defined, store=store, progress=False)
+    code_version.cache_clear()  # a later process, with the edited file
+    later = _experiment(name="test.edit", modules=RS.CODE_MODULES + ("edited_mod",))
+    assert later.code_version != defined.code_version
+    rerun = run_sweep(later, store=store, progress=False)
+    assert rerun.count("computed") == 3 and all(o.reason.startswith("code-mismatch") for o in rerun.outcomes)
 
 
 def test_worker_with_other_code_is_a_failure(monkeypatch):
@@ -149,9 +181,14 @@ def test_executor_options_are_validated(scheduler, workers, message):
         make_executor(scheduler, workers)
 
 
-def test_unreachable_scheduler_is_a_clear_error():
-    with DaskExecutor("tcp://127.0.0.1:9", timeout=1) as ex, pytest.raises(ValueError, match="cannot reach a Dask scheduler"):
-        list(ex.run([]))
+def test_unreachable_scheduler_is_a_clear_error_and_not_retried():
+    with DaskExecutor("tcp://127.0.0.1:9", timeout=1) as ex:
+        with pytest.raises(ValueError, match="cannot reach a Dask scheduler"):
+            list(ex.run([]))
+        t0 = time.monotonic()
+        with pytest.raises(ValueError, match="cannot reach a Dask scheduler"):
+            list(ex.run([]))
+        assert time.monotonic() - t0 < 0.5  # the failed connection is remembered
 
 
 def test_progress_is_quiet_off_a_terminal_and_in_ci(monkeypatch):

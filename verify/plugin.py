@@ -80,6 +80,24 @@ def sweep_store(config) -> Path | None:
 
 def pytest_configure(config):
     config.stash[_STATE_KEY] = {"results": {}, "audits": {}, "claims_seen": False, "sweeps": None}
+    _check_sweep_options(config)
+
+
+def _check_sweep_options(config) -> None:
+    """Bad --set, --scheduler, --workers or --sweep-store: a usage error before any test runs."""
+    if config.getoption("audit_sizes"):
+        size_overrides(config)
+    scheduler, workers = config.getoption("--scheduler"), config.getoption("--workers")
+    try:
+        if scheduler is not None or workers is not None:
+            from numerics.sweep.engine import make_executor
+
+            make_executor(scheduler or "local", workers)
+        store = sweep_store(config)
+        if store is not None and store.exists() and not store.is_dir():
+            raise ValueError(f"--sweep-store: {store} exists and is not a directory")
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _claim_mark(item):
@@ -132,12 +150,6 @@ def sweeps(request, profile, size_changes):
                            request.config.getoption("--workers"),
                            uncaptured=capman.global_and_fixture_disabled if capman else nullcontext)
     request.config.stash[_STATE_KEY]["sweeps"] = session
-    try:
-        from numerics.sweep.engine import make_executor
-
-        make_executor(scheduler, request.config.getoption("--workers"))  # validate the options only
-    except ValueError as exc:
-        raise pytest.UsageError(str(exc)) from None
     yield session
     session.close()
 

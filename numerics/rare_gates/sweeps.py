@@ -3,7 +3,7 @@
 Every cell is one call of a function of :mod:`numerics.rare_gates.experiments` on a range
 of streams (or initialisations) of one setting: ``{"call": name, "kwargs": {...}}``, with
 the seed always explicit. Streams and initialisations are keyed by their ids, so the
-joined cells equal the one-call experiment bit for bit; ``tests/test_sweep.py`` checks it.
+joined cells equal the one-call experiment bit for bit; ``tests/test_rare_gates_sweeps.py`` checks it.
 
 Cells of 64 streams fill two 32-lane SIMD pools (two threads in a serial run); the 80-bit
 replay is single-threaded NumPy and takes 16 streams per cell.

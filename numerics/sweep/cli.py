@@ -12,7 +12,8 @@ a paper (``rare_gates``: all of its experiments) or ``all``.
 
 LIST shows the experiments and their cell counts at the profile's sizes. RUN computes
 every cell not already in the store (default ``verify-report/sweep-store``, the store
-that ``pytest verify`` reads by default) and writes each finished cell at once, so an
+that ``pytest verify`` reads by default when started in the same directory with the
+default ``--report-dir``) and writes each finished cell at once, so an
 interrupted run (Ctrl-C, a killed worker, a lost machine) continues where it stopped
 when started again. ``--scheduler local`` (the default) starts a Dask LocalCluster with
 one single-threaded worker process per core (``--workers N`` to choose) and prints its
@@ -184,6 +185,8 @@ def main(argv=None) -> int:
         overrides = parse_sets(args.set)
         store = ResultStore(args.store)
         if args.command == "LIST":
+            if args.experiments:
+                raise _UsageError("LIST takes no experiment names (it lists them all)")
             data = list_experiments(args.profile, overrides)
         elif args.command == "STATUS":
             data = status(args.experiments, args.profile, overrides, store)
@@ -200,6 +203,9 @@ def main(argv=None) -> int:
         print("sweep: interrupted; finished cells are stored, run the same command again to continue",
               file=sys.stderr)
         return 130
+    except OSError as exc:  # the store became unwritable during the run (a full disk, a lost mount)
+        print(f"sweep: error: {exc}; the cells stored before it are kept", file=sys.stderr)
+        return 1
     print(json.dumps(data, indent=1) if args.format == "json" else _render(args.command, data))
     failed = args.command == "RUN" and any(r["failed"] for r in data["experiments"])
     return 1 if failed else 0

@@ -21,8 +21,10 @@ import datetime as _dt
 import logging
 import os
 import platform
+import signal
 import socket
 import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -116,7 +118,7 @@ def execute_cell(compute, params: dict, threads: int | None, modules: tuple[str,
         value = compute(params)
     finally:
         numba.set_num_threads(old)
-    info = {"code_version": code_version(modules), "host": socket.gethostname(),
+    info = {"code_version": code_version(modules), "host": socket.gethostname(), "pid": os.getpid(),
             "elapsed_s": time.perf_counter() - t0, "python": platform.python_version(),
             "numpy": np.__version__, "numba": numba.__version__, "machine": platform.machine()}
     return value, info
@@ -162,6 +164,7 @@ class DaskExecutor:
         self.address, self.workers, self.timeout = address, workers, timeout
         self.log = log if log is not None else (lambda msg: print(msg, file=sys.stderr, flush=True))
         self.client = self.cluster = None
+        self._error: Exception | None = None  # a failed connection, not retried
 
     @property
     def description(self) -> str:
@@ -178,20 +181,35 @@ class DaskExecutor:
     def _connect(self):
         if self.client is not None:
             return self.client
-        from distributed import Client, LocalCluster
+        if self._error is not None:
+            raise self._error
+        from distributed import Client
 
         if self.address:
             try:
                 self.client = Client(self.address, timeout=f"{self.timeout}s")
-            except OSError as exc:
-                raise ValueError(f"scheduler: cannot reach a Dask scheduler at {self.address!r} ({exc})") from None
+            except (OSError, ValueError, TypeError) as exc:
+                self._error = ValueError(f"scheduler: cannot reach a Dask scheduler at {self.address!r} ({exc})")
+                raise self._error from None
         else:
-            self.cluster = LocalCluster(n_workers=self.workers or os.cpu_count() or 1, threads_per_worker=1,
-                                        processes=True, dashboard_address=":0", silence_logs=logging.ERROR,
-                                        env={"NUMBA_NUM_THREADS": "1"})
+            self.cluster = self._local_cluster()
             self.client = self.cluster.get_client()
         self.log(f"dask: {self.description}; dashboard {self.client.dashboard_link}")
         return self.client
+
+    def _local_cluster(self):
+        """A LocalCluster whose worker processes ignore SIGINT: Ctrl-C on a terminal reaches the whole
+        process group, and only this process should handle it (and close the cluster)."""
+        from distributed import LocalCluster
+
+        main = threading.current_thread() is threading.main_thread()
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+        try:
+            return LocalCluster(n_workers=self.workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                                dashboard_address=":0", silence_logs=logging.ERROR, env={"NUMBA_NUM_THREADS": "1"})
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, old)
 
     def run(self, tasks: list[tuple]) -> Iterator[tuple[int, bool, object]]:
         from distributed import as_completed
@@ -231,7 +249,8 @@ def make_executor(scheduler: str | None, workers: int | None = None, log=None):
         return SerialExecutor()
     if scheduler in (None, "local"):
         return DaskExecutor(None, workers, log)
-    if "://" not in scheduler and ":" not in scheduler:
+    port = scheduler.rsplit(":", 1)[-1] if ":" in scheduler.split("://", 1)[-1] else ""
+    if not port.isdigit():
         raise ValueError(f"scheduler must be 'serial', 'local' or a Dask scheduler address such as "
                          f"tcp://host:8786; got {scheduler!r}")
     if workers is not None:
@@ -297,6 +316,7 @@ def run_sweeps(experiments: list[Experiment], profile: str = "quick", overrides:
     t0 = time.perf_counter()
     if todo:
         if store is not None:
+            store.check_writable()
             store.remove_dead_temporaries()
         total = sum(len(r.params) for r in runs)
         label = runs[0].experiment.name if len(runs) == 1 else f"{len(runs)} experiments"

@@ -8,9 +8,9 @@ bit for bit (each cell covers a range of streams or initialisations whose random
 are keyed by their ids, so the split changes nothing).
 
 The *code version* of an experiment is a hash of the source of the modules its cells run
-(``code_modules``), the NumPy and numba versions and the machine architecture
-(``numpy.longdouble`` differs between architectures). A stored cell is reused only under
-the same code version.
+(``code_modules``), taken when the experiment is defined, and of the numerical environment
+(NumPy, numba, llvmlite, C library, architecture). A stored cell is reused only under the
+same code version; any edit of those modules, a docstring included, recomputes the cells.
 
 >>> chunks(70, 32)
 [(0, 32), (32, 32), (64, 6)]
@@ -46,15 +46,25 @@ class Experiment:
     compute: Callable[[dict], Any]
     assemble: Callable[[Any, list[dict], list[Any]], Any]
     code_modules: tuple[str, ...] = field(default=())
+    code_version: str = field(init=False)
 
-    @property
-    def code_version(self) -> str:
-        return code_version(self.code_modules)
+    def __post_init__(self):
+        # Fixed when the experiment is defined, i.e. when its modules are imported: a source
+        # file edited later (a pull during a long run) cannot relabel cells computed by the
+        # code already in memory.
+        object.__setattr__(self, "code_version", code_version(self.code_modules))
 
 
 @lru_cache(maxsize=None)
 def code_version(modules: tuple[str, ...]) -> str:
-    """16 hex digits of SHA-256 over the modules' source, NumPy and numba versions and the architecture."""
+    """16 hex digits of SHA-256 over the modules' source and the numerical environment.
+
+    The environment: NumPy, numba and llvmlite versions, the C library and the machine
+    architecture (``numpy.longdouble`` and libm differ between them). Computed once per
+    process and set of modules (cached), at the first request: experiments request it when
+    they are defined, right after their modules are imported.
+    """
+    import llvmlite
     import numba
 
     h = hashlib.sha256()
@@ -64,7 +74,9 @@ def code_version(modules: tuple[str, ...]) -> str:
             raise ValueError(f"code_modules: cannot find module {name!r}")
         with open(spec.origin, "rb") as f:
             h.update(name.encode() + b"\0" + f.read() + b"\0")
-    h.update(f"numpy {np.__version__}; numba {numba.__version__}; {platform.machine()}".encode())
+    libc = " ".join(platform.libc_ver())
+    h.update(f"numpy {np.__version__}; numba {numba.__version__}; llvmlite {llvmlite.__version__}; {libc}; "
+             f"{platform.machine()}".encode())
     return h.hexdigest()[:16]
 
 

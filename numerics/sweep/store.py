@@ -63,7 +63,13 @@ def cell_key(experiment: str, params: dict) -> str:
 
 
 def _current_umask() -> int:
-    mask = os.umask(0)
+    try:  # Linux: read it without changing it
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
     os.umask(mask)
     return mask
 
@@ -156,6 +162,18 @@ class ResultStore:
 
     def __init__(self, root):
         self.root = Path(root)
+        if self.root.exists() and not self.root.is_dir():
+            raise ValueError(f"store: {self.root} exists and is not a directory")
+
+    def check_writable(self) -> None:
+        """Create the store directory and write (then remove) a probe file; ValueError saying why not."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd, probe = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{socket.gethostname()}-{os.getpid()}-", dir=self.root)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as exc:
+            raise ValueError(f"store: cannot write to {self.root} ({exc.strerror or exc})") from None
 
     def path(self, experiment: str, params: dict) -> Path:
         return self.root / experiment / f"{cell_key(experiment, params)}{SUFFIX}"
