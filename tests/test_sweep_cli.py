@@ -94,6 +94,30 @@ def test_killed_run_resumes_without_recomputing_finished_cells(tmp_path, capsys)
     assert rc == 0 and "other cell files in the store: 7" in out
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="process groups and SIGINT are POSIX")
+def test_ctrl_c_on_a_local_cluster_is_clean(tmp_path):
+    """Ctrl-C on a terminal reaches the whole process group: exit 130, no tracebacks, no worker left."""
+    import signal
+
+    import psutil
+
+    store = tmp_path / "store"
+    proc = subprocess.Popen([sys.executable, "-m", "numerics.sweep", "RUN", "rare_gates.noise", "--workers", "2",
+                             "--quiet", "--store", str(store), *NOISE], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while not _cells_on_disk(store) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    workers = psutil.Process(proc.pid).children(recursive=True)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "Traceback" not in err and "run the same command again" in err
+    assert len(workers) >= 2
+    gone, alive = psutil.wait_procs(workers, timeout=30)
+    assert not alive
+    assert 1 <= len(_cells_on_disk(store)) < 7
+
+
 def test_interrupt_keeps_finished_cells(tmp_path, capsys, monkeypatch):
     import numerics.sweep.engine as engine
 
