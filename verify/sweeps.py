@@ -78,5 +78,8 @@ class _Lazy:
     def __init__(self, session: SweepSession):
         self.session = session
 
+    def start(self) -> None:
+        self.session._executor_for_run().start()
+
     def run(self, tasks):
         return self.session._executor_for_run().run(tasks)

@@ -129,6 +129,9 @@ class SerialExecutor:
 
     description = "serial (this process)"
 
+    def start(self) -> None:
+        """Nothing to start (executors start before the progress line is drawn)."""
+
     def __enter__(self):
         return self
 
@@ -177,6 +180,10 @@ class DaskExecutor:
     def __exit__(self, *exc):
         self.close()
         return False
+
+    def start(self) -> None:
+        """Connect (or start the local cluster) now, printing the dashboard address."""
+        self._connect()
 
     def _connect(self):
         if self.client is not None:
@@ -318,6 +325,8 @@ def run_sweeps(experiments: list[Experiment], profile: str = "quick", overrides:
         if store is not None:
             store.check_writable()
             store.remove_dead_temporaries()
+        executor = executor or SerialExecutor()
+        executor.start()  # a cluster prints its dashboard address before the progress line appears
         total = sum(len(r.params) for r in runs)
         label = runs[0].experiment.name if len(runs) == 1 else f"{len(runs)} experiments"
         bar = Progress(label, total, stream=progress_stream, enabled=progress)
@@ -326,7 +335,7 @@ def run_sweeps(experiments: list[Experiment], profile: str = "quick", overrides:
                       "client_host": socket.gethostname()}
         tasks = [(run.experiment.compute, run.params[i], run.experiment.code_modules) for run, i in todo]
         try:
-            for j, ok, payload in (executor or SerialExecutor()).run(tasks):
+            for j, ok, payload in executor.run(tasks):
                 run, i = todo[j]
                 ok = _record(run, i, ok, payload, store, provenance)
                 run.wall_s = time.perf_counter() - t0
