@@ -183,16 +183,20 @@ def test_uses_the_store(audit, sweeps):
 """
 
 
-def test_audit_reads_cells_that_the_cli_stored(pytester, tmp_path, capsys):
+def test_audit_reads_cells_that_the_cli_stored(pytester, tmp_path):
+    # Everything in subprocesses: the pytester fixture restores sys.modules when it ends, and
+    # numba modules first imported meanwhile (by a compilation) would be dropped, breaking
+    # every later compilation in this process.
     store = tmp_path / "store"
-    rc, _, _ = _main(capsys, "RUN", "rare_gates.halving", "--scheduler", "serial", "--store", str(store),
-                     "--set", "halving_inits=1")
-    assert rc == 0
+    done = subprocess.run([sys.executable, "-m", "numerics.sweep", "RUN", "rare_gates.halving", "--scheduler", "serial",
+                           "--store", str(store), "--set", "halving_inits=1"], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
     pytester.makeini("[pytest]\nmarkers =\n    claim(id, reading=None, discrepancy=None): claim\n")
     pytester.makepyfile(test_inner=textwrap.dedent(_AUDIT_CHECK))
     args = ["-p", "verify.plugin", "-p", "no:cacheprovider", "--report-dir", "rep", "--sweep-store", str(store),
             "--set", "halving_inits=1"]
-    result = pytester.runpytest_inprocess(*args)
+    result = pytester.runpytest_subprocess(*args)
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["simulation cells: 3 reused from the store, 0 computed, 0 failed (local (not needed*"])
     report = json.loads((pytester.path / "rep" / "report.json").read_text())
@@ -202,7 +206,7 @@ def test_audit_reads_cells_that_the_cli_stored(pytester, tmp_path, capsys):
                                    ("--scheduler", "nowhere", "scheduler must be 'serial', 'local' or a Dask"),
                                    ("--workers", "0", "workers must be an integer >= 1")):
         shutil.rmtree(pytester.path / "rep", ignore_errors=True)
-        bad = pytester.runpytest_inprocess(*args[:-2], option, value)
+        bad = pytester.runpytest_subprocess(*args[:-2], option, value)
         assert bad.ret == pytest.ExitCode.USAGE_ERROR, option
         bad.stderr.fnmatch_lines([f"ERROR: *{message}*"])
         assert "test_inner.py" not in bad.stdout.str()  # nothing was collected or run

@@ -37,7 +37,6 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
 import numba
@@ -45,6 +44,7 @@ import numpy as np
 
 from numerics.rare_gates import sim_kernels as K
 from numerics.rare_gates import sim_rng as R
+from numerics.provenance import git_revision as _git_revision
 from numerics.rare_gates.initialization import wilson_interval
 from numerics.rare_gates.sim_rng import PHASE_NOISE, PHASE_SOURCE, PHASE_TARGET
 
@@ -217,25 +217,6 @@ def balanced_checkpoint(delta0: float, amplitude: float = AMPLITUDE) -> np.ndarr
     r = math.sqrt(_real(amplitude, "amplitude", positive=True) / 2.0)
     c, s = math.cos(d / 2.0), math.sin(d / 2.0)
     return np.array([r, r, r * c, r * s, r * c, -r * s])
-
-
-def _git_revision() -> str | None:
-    """The checked-out commit, read from the repository's .git files (no subprocess)."""
-    root = Path(__file__).resolve().parents[2] / ".git"
-    try:
-        head = (root / "HEAD").read_text().strip()
-        if not head.startswith("ref: "):
-            return head
-        ref = head[5:]
-        path = root / ref
-        if path.exists():
-            return path.read_text().strip()
-        for line in (root / "packed-refs").read_text().splitlines():
-            if line.endswith(" " + ref):
-                return line.split()[0]
-    except OSError:
-        return None
-    return None
 
 
 def _result(cfg, ids, eta, rec, first, count, theta, updates, t0, checkpoint=None, trace=None) -> SimResult:

@@ -27,13 +27,13 @@ import sys
 import threading
 import time
 import traceback
-from dataclasses import dataclass, field
-from importlib import metadata
+from dataclasses import dataclass
 from typing import Iterator
 
 import numba
 import numpy as np
 
+from numerics.provenance import git_revision, package_version
 from numerics.sweep.experiment import Experiment, code_version
 from numerics.sweep.progress import Progress
 from numerics.sweep.store import ResultStore
@@ -73,7 +73,6 @@ class SweepRun:
     values: list
     outcomes: list[CellOutcome]
     wall_s: float = 0.0
-    notes: list[str] = field(default_factory=list)
 
     def count(self, status: str) -> int:
         return sum(o.status == status for o in self.outcomes)
@@ -268,19 +267,6 @@ def make_executor(scheduler: str | None, workers: int | None = None, log=None):
 # --- the sweep ------------------------------------------------------------------------------------------
 
 
-def package_version() -> str:
-    try:
-        return metadata.version("paper-audit")
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
-def _git_revision() -> str | None:
-    from numerics.rare_gates.simulate import _git_revision as rev
-
-    return rev()
-
-
 def _lookup(experiment: Experiment, profile: str, overrides: dict | None, store: ResultStore | None):
     """A :class:`SweepRun` with the stored cells filled in, and the indices of the cells to compute."""
     sizes = experiment.sizes(profile, overrides or {})
@@ -331,7 +317,7 @@ def run_sweeps(experiments: list[Experiment], profile: str = "quick", overrides:
         label = runs[0].experiment.name if len(runs) == 1 else f"{len(runs)} experiments"
         bar = Progress(label, total, stream=progress_stream, enabled=progress)
         bar.start(reused=total - len(todo))
-        provenance = {"package_version": package_version(), "git_revision": _git_revision(),
+        provenance = {"package_version": package_version(), "git_revision": git_revision(),
                       "client_host": socket.gethostname()}
         tasks = [(run.experiment.compute, run.params[i], run.experiment.code_modules) for run, i in todo]
         try:

@@ -100,9 +100,8 @@ def sizes(profile, size_changes):
 # result equals the one-call function of numerics.rare_gates.experiments bit for bit. The
 # experiments the selected checks of this module need are submitted together, so a cluster
 # works through all of their cells without a pause between experiments.
-EXPERIMENT_OF = {name: f"rare_gates.{exp}" for name, exp in (
-    ("table1", "table1"), ("halving", "halving"), ("table2", "table2"), ("paths", "paths"), ("extended", "extended"),
-    ("grid", "grid"), ("weight_decay", "weight_decay"), ("noise", "noise"), ("cor5", "cor5"), ("joint", "joint"))}
+EXPERIMENT_OF = {name: f"rare_gates.{name}" for name in (  # fixture name -> experiment
+    "table1", "halving", "table2", "paths", "extended", "grid", "weight_decay", "noise", "cor5", "joint")}
 
 
 @pytest.fixture(scope="module", autouse=True)
