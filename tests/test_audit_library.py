@@ -300,6 +300,10 @@ def _check(outcome, cid="T-1.a", reading=None, discrepancy=None, **kw) -> CheckR
     return CheckResult(nodeid=f"t.py::test_{outcome}", claim_id=cid, outcome=outcome, reading=reading, discrepancy=discrepancy, **kw)
 
 
+def _power(p):
+    return {"power": p, "alternative": "a relative 25% in the proportion", "method": "exact binomial", "label": None}
+
+
 @pytest.mark.parametrize(
     "claim, checks, verdict",
     [
@@ -314,6 +318,14 @@ def _check(outcome, cid="T-1.a", reading=None, discrepancy=None, **kw) -> CheckR
         (_claim(unverifiable="needs the authors' seeds"), [_check("passed")], "unverifiable"),
         (_claim(), [], "not-run"),
         (_claim(), [_check("skipped"), _check("skipped")], "not-run"),
+        (_claim(), [_check("passed", powers=[_power(0.79)])], "inconclusive"),
+        (_claim(), [_check("passed", powers=[_power(0.8)])], "confirmed"),
+        (_claim(), [_check("passed", powers=[_power(0.95), _power(0.5)])], "inconclusive"),
+        (_claim(), [_check("passed", reading="r", powers=[_power(0.9)])], "confirmed-reading"),
+        (_claim(), [_check("passed", reading="r", powers=[_power(0.3)])], "inconclusive"),
+        (_claim(), [_check("failed", powers=[_power(0.3)])], "check-failed"),
+        (_claim(), [_check("xfailed", discrepancy="d"), _check("passed", powers=[_power(0.3)])], "discrepancy"),
+        (_claim(), [_check("passed", reading="r", fitted={"other": "22.2"})], "confirmed-reading"),
     ],
 )
 def test_verdict_for(claim, checks, verdict):
@@ -321,7 +333,8 @@ def test_verdict_for(claim, checks, verdict):
 
 
 def test_every_verdict_is_reachable():
-    assert set(VERDICTS) == {"confirmed", "confirmed-reading", "discrepancy", "unverifiable", "check-failed", "not-run"}
+    assert set(VERDICTS) == {"confirmed", "confirmed-reading", "inconclusive", "discrepancy", "unverifiable",
+                             "check-failed", "not-run"}
 
 
 # ------------------------------------------------------------------------------ report
@@ -400,11 +413,11 @@ def test_write_report_and_markdown(no_git, tmp_path):
     assert md == render_markdown(report)
     for c in report["claims"]:
         assert f"### {c['id']} — {c['verdict']}" in md
-    assert "## Discrepancies and failed checks" in md
+    assert "## Discrepancies, failed checks and inconclusive claims" in md
     assert "**T-1.disc**" in md and "**T-1.fail**" in md
     assert "paper 0.6, ours 0.59 \\| see Eq. (3)" in md  # pipes escaped in the claim entries
-    assert "| rare_gates | 1 | 1 | 1 | 1 | 1 | 0 |" in md
-    assert "| multipath | 0 | 0 | 0 | 0 | 0 | 1 |" in md
+    assert "| rare_gates | 1 | 1 | 0 | 1 | 1 | 1 | 0 |" in md
+    assert "| multipath | 0 | 0 | 0 | 0 | 0 | 0 | 1 |" in md
 
 
 def test_markdown_without_findings(no_git, tmp_path):
@@ -453,7 +466,16 @@ def test_plugin_writes_report_for_a_packaged_claim(pytester, no_git):
 
 _INNER_CHECKS = """
 import pytest
-from verify.audit import claim, discrepancy
+from verify.audit import claim, discrepancy, paper_claim
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("fixture broke")
+
+@pytest.fixture
+def broken_teardown():
+    yield 1
+    raise RuntimeError("teardown broke")
 
 @claim("T-1.ok")
 def test_ok(audit):
@@ -464,10 +486,49 @@ def test_ok(audit):
 def test_read(audit):
     audit.ours(1)
 
+@claim("T-1.disc")
+def test_disc_ours(audit):
+    audit.ours(0.59)
+
 @discrepancy("T-1.disc", reason="paper 0.6, ours 0.59")
 def test_disc(audit):
-    audit.ours(0.59)
-    assert 0.59 == 0.6
+    paper_claim(0.59 == 0.6, "ours 0.59, paper 0.6")
+
+@claim("T-1.d_ours_bad")
+def test_d_ours_bad():
+    assert 0.58 == 0.59  # our own side regressed
+
+@discrepancy("T-1.d_ours_bad", reason="paper 0.6, ours 0.59")
+def test_d_ours_bad_paper():
+    paper_claim(0.59 == 0.6, "ours 0.59, paper 0.6")
+
+@discrepancy("T-1.d_other_exc", reason="paper 0.6, ours 0.59")
+def test_d_other_exc():
+    assert 0.59 == 0.6  # a plain assert is not the dedicated failure
+
+@discrepancy("T-1.d_setup", reason="paper 0.6, ours 0.59")
+def test_d_setup(broken):
+    paper_claim(False, "never reached")
+
+@claim("T-1.setup")
+def test_setup(broken):
+    pass
+
+@claim("T-1.teardown")
+def test_teardown(broken_teardown):
+    pass
+
+@claim("T-1.weak")
+def test_weak(audit):
+    audit.power(0.42, alternative="a relative 25% in the proportion", method="exact binomial enumeration")
+
+@claim("T-1.strong")
+def test_strong(audit):
+    audit.power(0.91, alternative="a relative 25% in the proportion", method="exact binomial enumeration")
+
+@claim("T-1.fit", reading="risk checked every update", fitted={"every ten updates (Appendix 19)": "22.2"})
+def test_fit():
+    pass
 
 @claim("T-1.fail")
 def test_fail():
@@ -493,7 +554,9 @@ def temp_registry(tmp_path, monkeypatch):
     _write(
         d,
         "rare_gates/t.toml",
-        *(_claim_toml(id=cid) for cid in ["T-1.ok", "T-1.read", "T-1.disc", "T-1.fail", "T-1.skip", "T-1.xpass"]),
+        *(_claim_toml(id=cid) for cid in ["T-1.ok", "T-1.read", "T-1.disc", "T-1.fail", "T-1.skip", "T-1.xpass",
+                                          "T-1.d_ours_bad", "T-1.d_other_exc", "T-1.d_setup", "T-1.setup",
+                                          "T-1.teardown", "T-1.weak", "T-1.strong", "T-1.fit"]),
         _claim_toml(id="T-1.unv", unverifiable="private data"),
     )
     monkeypatch.setattr("verify.plugin.load_registry", lambda directory=None: load_registry(d))
@@ -510,7 +573,9 @@ def _run_inner(pytester):
 
 def test_plugin_end_to_end_verdicts(pytester, temp_registry, no_git):
     result, by_id = _run_inner(pytester)
-    result.assert_outcomes(passed=3, failed=2, skipped=1, xfailed=1)  # the strict XPASS is a failure
+    # the strict XPASS, the failed own side and the plain assert in a discrepancy check are failures;
+    # the broken fixtures are errors (setup) and a pass followed by an error (teardown)
+    result.assert_outcomes(passed=8, failed=4, skipped=1, xfailed=2, errors=3)
     assert {cid: c["verdict"] for cid, c in by_id.items()} == {
         "T-1.ok": "confirmed",
         "T-1.read": "confirmed-reading",
@@ -519,13 +584,29 @@ def test_plugin_end_to_end_verdicts(pytester, temp_registry, no_git):
         "T-1.skip": "not-run",
         "T-1.xpass": "check-failed",
         "T-1.unv": "unverifiable",
+        "T-1.d_ours_bad": "check-failed",
+        "T-1.d_other_exc": "check-failed",
+        "T-1.d_setup": "check-failed",
+        "T-1.setup": "check-failed",
+        "T-1.teardown": "check-failed",
+        "T-1.weak": "inconclusive",
+        "T-1.strong": "confirmed",
+        "T-1.fit": "confirmed-reading",
     }
+    assert "error in setup: RuntimeError: fixture broke" in by_id["T-1.setup"]["evidence"]
+    assert "error in setup: RuntimeError: fixture broke" in by_id["T-1.d_setup"]["evidence"]
+    assert "error in teardown: RuntimeError: teardown broke" in by_id["T-1.teardown"]["evidence"]
+    assert "AssertionError" in by_id["T-1.d_other_exc"]["evidence"]
+    assert by_id["T-1.weak"]["power"] == 0.42 and by_id["T-1.weak"]["alternative"].startswith("a relative 25%")
+    assert by_id["T-1.strong"]["power"] == 0.91 and by_id["T-1.ok"]["power"] is None
+    assert by_id["T-1.fit"]["fitted"] is True and by_id["T-1.fit"]["alternatives"] == {"every ten updates (Appendix 19)": "22.2"}
+    assert by_id["T-1.ok"]["fitted"] is False
     assert by_id["T-1.ok"]["ours"] == "0.5" and by_id["T-1.ok"]["evidence"] == "fine"
     assert by_id["T-1.read"]["reading"] == "q read as 2/pi"
     assert by_id["T-1.disc"]["discrepancy"] == "paper 0.6, ours 0.59" and by_id["T-1.disc"]["ours"] == "0.59"
     assert "assert 1 == 2" in by_id["T-1.fail"]["evidence"]
     out = result.stdout.str()
-    assert "discrepancies and failed checks:" in out and "T-1.disc [discrepancy] paper: 0.5 | ours: 0.59" in out
+    assert "discrepancies, failed checks and inconclusive claims:" in out and "T-1.disc [discrepancy] paper: 0.5 | ours: 0.59" in out
 
 
 def test_plugin_strict_xpass_explained(pytester, temp_registry, no_git):

@@ -10,8 +10,29 @@ A check is a test that names one registered claim::
         assert rounds_to(ours, "0.5947152")
 
 ``@claim(id, reading="...")`` marks a check that holds under a stated
-reconstruction; ``@discrepancy(id, reason="...")`` marks a finding: the test asserts
-the paper's claim and is a strict xfail, so the suite notices the day it holds.
+reconstruction; ``fitted={...}`` adds that the reading was chosen among alternatives
+because it reproduces the paper's number (the dict maps each alternative reading to
+what it gives), and ``by_construction="..."`` says why a check holds by construction.
+
+A discrepancy has two checks. Our own side is an ordinary ``@claim`` check that must
+pass. The paper's side is ``@discrepancy(id, reason="...")``: a strict xfail that
+expects exactly :class:`PaperClaimFails`, raised by :func:`paper_claim` when the
+paper's statement fails on our numbers. Any other exception, a failed ``assert`` or a
+fixture error, is a failed check (a regression of ours), never a "discrepancy"; a
+paper side that stops failing is a strict XPASS (the claim now holds: revisit it)::
+
+    @claim("MP-E.10")
+    def test_bracketing_ours(audit, cycles):           # our derivation: must pass
+        assert shift["residual"] == 0
+
+    @discrepancy("MP-E.10", reason="C must grow like 2A/|r|")
+    def test_bracketing_paper(audit, cycles):
+        paper_claim(c_small <= 1.25 * c_big, f"C needed grows {c_small / c_big:.2f}x")
+
+A Monte Carlo check states its strength with ``audit.power(power, alternative=...,
+method=...)``: the smallest departure from the paper's value it must detect and its
+power against it at its sample size and level. A passing check whose power is below
+:data:`POWER_REQUIRED` gives the verdict ``inconclusive``, not ``confirmed``.
 """
 
 from __future__ import annotations
@@ -26,16 +47,55 @@ import pytest
 import sympy
 
 
-def claim(claim_id: str, *, reading: str | None = None):
-    """Mark a check of ``claim_id``; ``reading`` states a reconstruction the check relies on."""
-    return pytest.mark.claim(claim_id, reading=reading)
+POWER_REQUIRED = 0.8  # a Monte Carlo check confirms only with power >= 0.8 against its stated alternative
+
+
+class PaperClaimFails(Exception):
+    """The paper's side of a discrepancy check fails on our numbers (the one expected failure)."""
+
+
+def paper_claim(holds, message: str) -> None:
+    """The paper's side of a discrepancy check: raise :class:`PaperClaimFails` unless ``holds``.
+
+    ``holds`` must be a plain truth value (a bool or NumPy bool): anything else is a bug of
+    the check, not a finding.
+
+    >>> paper_claim(True, "holds")
+    >>> paper_claim(1 + 1 == 3, "ours 2, paper 3")
+    Traceback (most recent call last):
+    ...
+    verify.audit.PaperClaimFails: ours 2, paper 3
+    """
+    if not isinstance(holds, (bool, np.bool_)):
+        raise TypeError(f"paper_claim needs a bool; got {type(holds).__name__}")
+    if not holds:
+        raise PaperClaimFails(message)
+
+
+def claim(claim_id: str, *, reading: str | None = None, fitted: dict | None = None,
+          by_construction: str | None = None):
+    """Mark a check of ``claim_id``.
+
+    ``reading`` states a reconstruction the check relies on. ``fitted`` marks that reading
+    as chosen because it reproduces the paper's number: a dict mapping each alternative
+    reading to what it gives (needs ``reading``; the verdict is then at most
+    confirmed-reading, and the report lists the alternatives). ``by_construction`` says
+    why the check holds by construction, where it does.
+    """
+    if fitted is not None:
+        if not reading:
+            raise ValueError(f"{claim_id}: fitted needs the reading that was fitted (reading=...)")
+        if not isinstance(fitted, dict) or not fitted or not all(isinstance(k, str) and isinstance(v, str)
+                                                              for k, v in fitted.items()):
+            raise ValueError(f"{claim_id}: fitted must map each alternative reading (str) to what it gives (str)")
+    return pytest.mark.claim(claim_id, reading=reading, fitted=fitted, by_construction=by_construction)
 
 
 def discrepancy(claim_id: str, *, reason: str, reading: str | None = None):
-    """Mark a check whose assertion (the paper's claim) fails: a strict xfail carrying the evidence."""
+    """Mark the paper's side of a discrepancy: a strict xfail that expects :class:`PaperClaimFails` only."""
 
     def deco(fn):
-        fn = pytest.mark.xfail(strict=True, reason=reason)(fn)
+        fn = pytest.mark.xfail(strict=True, raises=PaperClaimFails, reason=reason)(fn)
         return pytest.mark.claim(claim_id, reading=reading, discrepancy=reason)(fn)
 
     return deco
@@ -111,6 +171,7 @@ class Audit:
         self.notes: list[str] = []
         self.figures: list[str] = []
         self.figures_dir = figures_dir
+        self.powers: list[dict] = []
 
     def ours(self, value, digits: int = 50, label: str | None = None) -> None:
         """Record our value (numbers to ``digits`` significant digits)."""
@@ -120,6 +181,22 @@ class Audit:
     def evidence(self, text: str) -> None:
         """Record how our value was obtained and the tolerance used (one or two sentences)."""
         self.notes.append(text.strip())
+
+    def power(self, power: float, *, alternative: str, method: str, label: str | None = None) -> None:
+        """Record the strength of a Monte Carlo check.
+
+        ``alternative``: the smallest departure from the paper's value the check must
+        detect, with why it was chosen (e.g. "a relative 25% in each proportion: ...");
+        ``power``: the probability that the check rejects under that alternative at its
+        sample size and level; ``method``: how it was computed (exact enumeration,
+        simulation with its replicate count).
+        """
+        p = float(power)
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"power must lie in [0, 1]; got {power!r}")
+        if not alternative or not method:
+            raise ValueError("power needs a non-empty alternative and method")
+        self.powers.append({"power": p, "alternative": alternative.strip(), "method": method.strip(), "label": label})
 
     def figure(self, fig, name: str) -> Path | None:
         """Save a matplotlib figure as ``figures/<name>.png`` beside the report and link it.

@@ -156,42 +156,61 @@ def sweeps(request, profile, size_changes):
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
+    """Record each claim check's outcome.
+
+    A failure in any phase counts: an error in a fixture's setup or teardown is a failed
+    check (``check-failed``), never ``not-run``. A discrepancy check's xfail expects
+    ``PaperClaimFails`` only (``raises=``), so pytest itself reports any other exception,
+    setup errors included, as a failure.
+    """
     report = yield
     mark = _claim_mark(item)
     if mark is None:
         return report
-    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
-        if report.when == "setup" and report.outcome == "passed":
-            return report
-        if hasattr(report, "wasxfail"):
-            outcome = "xfailed" if report.skipped else "xpassed"
-        elif report.failed and call.excinfo is None and mark.kwargs.get("discrepancy"):
-            outcome = "xpassed"  # strict XPASS: pytest fails the test without an exception
-        elif report.skipped:
-            outcome = "skipped"
-        else:
-            outcome = report.outcome
-        state = item.config.stash[_STATE_KEY]
-        rec = state["audits"].get(item.nodeid) or Audit(mark.args[0])
-        message = ""
-        if report.failed and call.excinfo is not None:
-            message = call.excinfo.exconly().splitlines()[0][:300]
-        if outcome == "skipped" and isinstance(report.longrepr, tuple):
-            message = str(report.longrepr[2]).removeprefix("Skipped: ")
-        if outcome == "xpassed":
-            message = "the paper's claim now holds: revisit this discrepancy"
-        state["results"][item.nodeid] = CheckResult(
-            nodeid=item.nodeid,
-            claim_id=mark.args[0],
-            outcome=outcome,
-            reading=mark.kwargs.get("reading"),
-            discrepancy=mark.kwargs.get("discrepancy"),
-            values=list(rec.values),
-            notes=list(rec.notes),
-            figures=list(rec.figures),
-            message=message,
-        )
+    state = item.config.stash[_STATE_KEY]
+    if report.when == "teardown":
+        prior = state["results"].get(item.nodeid)
+        if report.failed and prior is not None and prior.outcome != "failed":
+            prior.outcome = "failed"
+            prior.message = "error in teardown: " + _message(call)
+        return report
+    if report.when == "setup" and report.passed:
+        return report
+    if hasattr(report, "wasxfail"):
+        outcome = "xfailed" if report.skipped else "xpassed"
+    elif report.failed and call.excinfo is None and mark.kwargs.get("discrepancy"):
+        outcome = "xpassed"  # strict XPASS: pytest fails the test without an exception
+    elif report.skipped:
+        outcome = "skipped"
+    else:
+        outcome = report.outcome
+    rec = state["audits"].get(item.nodeid) or Audit(mark.args[0])
+    message = ""
+    if report.failed and call.excinfo is not None:
+        message = ("error in setup: " if report.when == "setup" else "") + _message(call)
+    if outcome == "skipped" and isinstance(report.longrepr, tuple):
+        message = str(report.longrepr[2]).removeprefix("Skipped: ")
+    if outcome == "xpassed":
+        message = "the paper's claim now holds: revisit this discrepancy"
+    state["results"][item.nodeid] = CheckResult(
+        nodeid=item.nodeid,
+        claim_id=mark.args[0],
+        outcome=outcome,
+        reading=mark.kwargs.get("reading"),
+        discrepancy=mark.kwargs.get("discrepancy"),
+        values=list(rec.values),
+        notes=list(rec.notes),
+        figures=list(rec.figures),
+        message=message,
+        powers=list(rec.powers),
+        fitted=mark.kwargs.get("fitted"),
+        by_construction=mark.kwargs.get("by_construction"),
+    )
     return report
+
+
+def _message(call) -> str:
+    return call.excinfo.exconly().splitlines()[0][:300] if call.excinfo is not None else ""
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -213,10 +232,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     for paper, counts in report["summary"].items():
         if counts:
             tr.write_line(f"{paper:<{width}}  " + "  ".join(f"{counts.get(v, 0):>17}" for v in VERDICTS))
-    flagged = [c for c in report["claims"] if c["verdict"] in ("discrepancy", "check-failed")]
+    flagged = [c for c in report["claims"] if c["verdict"] in ("discrepancy", "check-failed", "inconclusive")]
     if flagged:
         tr.write_line("")
-        tr.write_line("discrepancies and failed checks:")
+        tr.write_line("discrepancies, failed checks and inconclusive claims:")
         for c in flagged:
             tr.write_line(f"  {c['id']} [{c['verdict']}] paper: {c['paper_value']} | ours: {c['ours'][:120]}")
     if sweeps and sweeps["experiments"]:

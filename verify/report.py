@@ -2,9 +2,14 @@
 
 Verdicts (see DESIGN.md):
 
-- ``confirmed``: every check of the claim passed;
-- ``confirmed-reading``: passed, with at least one check relying on a stated reading;
-- ``discrepancy``: a check is a strict xfail asserting the paper's claim;
+- ``confirmed``: every check of the claim passed (a Monte Carlo check with power >= 0.8
+  against its stated alternative);
+- ``confirmed-reading``: passed, with at least one check relying on a stated reading (a
+  reading fitted to the paper's number is flagged ``fitted`` with its alternatives);
+- ``inconclusive``: every check passed, but a Monte Carlo check's power against its
+  alternative is below 0.8: not rejected, and the check could not have told;
+- ``discrepancy``: the paper's side failed in the one expected way (``PaperClaimFails``)
+  while our own side passed;
 - ``unverifiable``: the registry says why the claim cannot be checked;
 - ``check-failed``: a check failed (a regression: the audit run is red);
 - ``not-run``: the claim's checks were deselected or skipped in this run.
@@ -21,7 +26,8 @@ from pathlib import Path
 
 from .registry import PAPERS, Claim
 
-VERDICTS = ("confirmed", "confirmed-reading", "discrepancy", "unverifiable", "check-failed", "not-run")
+VERDICTS = ("confirmed", "confirmed-reading", "inconclusive", "discrepancy", "unverifiable", "check-failed", "not-run")
+POWER_REQUIRED = 0.8
 
 
 @dataclass
@@ -35,6 +41,9 @@ class CheckResult:
     notes: list[str] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)
     message: str = ""
+    powers: list[dict] = field(default_factory=list)
+    fitted: dict | None = None
+    by_construction: str | None = None
 
 
 def verdict_for(claim: Claim, checks: list[CheckResult]) -> str:
@@ -48,6 +57,8 @@ def verdict_for(claim: Claim, checks: list[CheckResult]) -> str:
         return "check-failed"
     if any(c.outcome == "xfailed" for c in ran):
         return "discrepancy"
+    if any(p["power"] < POWER_REQUIRED for c in ran for p in c.powers):
+        return "inconclusive"
     if any(c.reading for c in ran):
         return "confirmed-reading"
     return "confirmed"
@@ -87,6 +98,9 @@ def build_report(registry: dict[str, Claim], results: list[CheckResult], profile
             evidence = "not run in this run: " + ("; ".join(r.message for r in checks if r.message) or "deselected")
         if verdict == "check-failed":
             evidence = (evidence + " CHECK FAILED: " + "; ".join(r.message for r in checks if r.message)).strip()
+        powers = [p for r in checks for p in r.powers]
+        weakest = min(powers, key=lambda p: p["power"]) if powers else None
+        fitted = {k: v for r in checks if r.fitted for k, v in r.fitted.items()}
         claims.append(
             {
                 "id": cid,
@@ -102,6 +116,12 @@ def build_report(registry: dict[str, Claim], results: list[CheckResult], profile
                 "evidence": evidence,
                 "figures": [f for r in checks for f in r.figures],
                 "checks": [f"{r.nodeid} [{r.outcome}]" for r in checks],
+                "power": weakest["power"] if weakest else None,
+                "alternative": weakest["alternative"] if weakest else None,
+                "power_checks": powers,
+                "fitted": bool(fitted),
+                "alternatives": fitted,
+                "by_construction": " ".join(sorted({r.by_construction for r in checks if r.by_construction})),
             }
         )
     summary = {p: dict(Counter(x["verdict"] for x in claims if x["paper"] == p)) for p in PAPERS}
@@ -139,8 +159,8 @@ def render_markdown(report: dict) -> str:
     for paper, counts in report["summary"].items():
         if counts:
             lines.append(f"| {paper} | " + " | ".join(str(counts.get(v, 0)) for v in VERDICTS) + " |")
-    flagged = [c for c in report["claims"] if c["verdict"] in ("discrepancy", "check-failed")]
-    lines += ["", "## Discrepancies and failed checks", ""]
+    flagged = [c for c in report["claims"] if c["verdict"] in ("discrepancy", "check-failed", "inconclusive")]
+    lines += ["", "## Discrepancies, failed checks and inconclusive claims", ""]
     if not flagged:
         lines.append("None.")
     for c in flagged:
@@ -167,7 +187,15 @@ def render_markdown(report: dict) -> str:
                 f"- ours: `{_md_escape(c['ours']) or '—'}`",
             ]
             if c["reading"]:
-                lines.append(f"- reading: {_md_escape(c['reading'])}")
+                lines.append(f"- reading{' (fitted)' if c.get('fitted') else ''}: {_md_escape(c['reading'])}")
+            for alt, gives in (c.get("alternatives") or {}).items():
+                lines.append(f"  - alternative reading: {_md_escape(alt)} gives {_md_escape(gives)}")
+            if c.get("by_construction"):
+                lines.append(f"- holds by construction: {_md_escape(c['by_construction'])}")
+            for pw in c.get("power_checks") or []:
+                label = f" ({pw['label']})" if pw.get("label") else ""
+                lines.append(f"- power{label}: {pw['power']:.3f} against {_md_escape(pw['alternative'])} "
+                             f"[{_md_escape(pw['method'])}]")
             if c["discrepancy"]:
                 lines.append(f"- discrepancy: {_md_escape(c['discrepancy'])}")
             lines.append(f"- evidence: {_md_escape(c['evidence']) or '—'}")

@@ -13,7 +13,8 @@ import verify
 from verify.registry import load_registry
 
 
-def _claim_marks():
+def _claim_marks(kind=None):
+    """{claim id: [check names]}; ``kind`` 'paper' keeps discrepancy checks only, 'ours' the others."""
     found = {}
     for info in pkgutil.walk_packages(verify.__path__, prefix="verify."):
         leaf = info.name.rsplit(".", 1)[-1]
@@ -24,7 +25,8 @@ def _claim_marks():
             if not (name.startswith("test_") and callable(obj)):
                 continue
             for mark in getattr(obj, "pytestmark", []):
-                if mark.name == "claim":
+                is_paper_side = bool(mark.kwargs.get("discrepancy"))
+                if mark.name == "claim" and (kind is None or is_paper_side == (kind == "paper")):
                     found.setdefault(mark.args[0], []).append(f"{info.name}.{name}")
     return found
 
@@ -47,6 +49,13 @@ def test_unverifiable_claims_have_no_check():
     checks = _claim_marks()
     both = [cid for cid, c in registry.items() if c.unverifiable and cid in checks]
     assert not both, f"claims marked unverifiable that also have checks: {both}"
+
+
+def test_every_discrepancy_has_a_separate_check_of_our_side():
+    """A discrepancy's paper side may fail only as PaperClaimFails; our side is its own passing check."""
+    ours = _claim_marks("ours")
+    lonely = {cid: where for cid, where in _claim_marks("paper").items() if cid not in ours}
+    assert not lonely, f"discrepancy checks without a check of our own side: {lonely}"
 
 
 @pytest.mark.parametrize("paper", ["rare_gates", "multipath", "central_flow"])

@@ -18,7 +18,7 @@ import sympy as sp
 from derivations.multipath import heterogeneous as dh
 from numerics.intervals import bounds
 from numerics.multipath import sharpness as ns
-from verify.audit import claim, discrepancy
+from verify.audit import claim, discrepancy, paper_claim
 
 EPS = np.finfo(float).eps
 PAIRS = [(a, b) for a, b in itertools.combinations(range(3, 8), 2)]  # L1 < L2 in {3..7}
@@ -175,6 +175,31 @@ def test_numeric_solution(audit):
     assert len(roots) == 1
 
 
+def _single_path_pairs():
+    return {p: (ns.single_path_sharpness(p[0], 1, 20), ns.single_path_sharpness(p[1], 1, 20)) for p in PAIRS}
+
+
+@claim("MP-5.3.sharper")
+def test_shallow_single_path_is_sharper_ours(audit):
+    vals = _single_path_pairs()
+    cross = {p: ns.single_path_crossover(*p, 20) for p in PAIRS}
+    spc = dh.single_path_crossover()
+    shown = {p: (mpmath.nstr(a, 6), mpmath.nstr(b, 6)) for p, (a, b) in vals.items()}
+    audit.ours(shown, label="(shallow, deep) single-path sharpness at sigma_* = 1")
+    audit.ours({p: mpmath.nstr(c, 6) for p, c in cross.items()}, label="sigma_* below which the shallow single path is sharper")
+    audit.evidence(
+        "Eq. (17) with the whole mode in one pathway. SymPy: log(shallow/deep) = log(L1/L2) + (2/L2 - 2/L1) log sigma_*, "
+        "zero at sigma_c and decreasing in sigma_*; at sigma_* = 1 the ratio is L1/L2 < 1. Our side (this check): at "
+        "sigma_* = 1 each single-path sharpness is L_h (20 digits) and every crossover lies below 1. The paper's side "
+        "asserts its ordering at sigma_* = 1 for every pair L1 < L2 in {3..7}."
+    )
+    assert spc["log_ratio_at_c"] == 0
+    with mpmath.workdps(30):
+        assert all(abs(a - p[0]) < mpmath.mpf(10) ** -18 and abs(b - p[1]) < mpmath.mpf(10) ** -18
+                   for p, (a, b) in vals.items())  # sigma_*^{2-2/L} = 1 at sigma_* = 1: L_h at 20 digits
+        assert all(0 < c < 1 for c in cross.values())
+
+
 @discrepancy(
     "MP-5.3.sharper",
     reason=(
@@ -183,33 +208,14 @@ def test_numeric_solution(audit):
         "the deep single-path minimum is the sharper one (7 versus 3); the exponent argument ignores the factor L_h."
     ),
 )
-def test_shallow_single_path_is_sharper(audit):
-    vals = {p: (ns.single_path_sharpness(p[0], 1, 20), ns.single_path_sharpness(p[1], 1, 20)) for p in PAIRS}
-    cross = {p: mpmath.nstr(ns.single_path_crossover(*p, 20), 6) for p in PAIRS}
-    spc = dh.single_path_crossover()
-    shown = {p: (mpmath.nstr(a, 6), mpmath.nstr(b, 6)) for p, (a, b) in vals.items()}
-    audit.ours(shown, label="(shallow, deep) single-path sharpness at sigma_* = 1")
-    audit.ours(cross, label="sigma_* below which the shallow single path is sharper")
-    audit.evidence(
-        "Eq. (17) with the whole mode in one pathway. SymPy: log(shallow/deep) = log(L1/L2) + (2/L2 - 2/L1) log sigma_*, "
-        "zero at sigma_c and decreasing in sigma_*; at sigma_* = 1 the ratio is L1/L2 < 1. The check asserts the "
-        "paper's ordering at sigma_* = 1 for every pair L1 < L2 in {3..7}."
-    )
-    assert spc["log_ratio_at_c"] == 0
-    assert all(a > b for a, b in vals.values())  # the paper's ordering at sigma_* = 1: fails
+def test_shallow_single_path_is_sharper_paper():
+    vals = _single_path_pairs()
+    wrong = [p for p, (a, b) in vals.items() if not a > b]
+    paper_claim(not wrong, f"the deep single path is the sharper one at sigma_* = 1 for {wrong}")
 
 
 # ------------------------------------------------------------------ gradient-flow growth rates
-@discrepancy(
-    "MP-5.1.gf",
-    reason=(
-        "In the paper's notation sigma_hi is the end-to-end value (Eqs. (8), (28)); under GF on the depth-balanced manifold "
-        "d sigma_h/dt = -L r sigma_h^{2-2/L}, so the ratio is (sigma_hi/sigma_ki)^{2-2/L}. The exponent L - 1 holds for "
-        "the per-layer values a_hi = sigma_hi^{1/L}: da_h/dt / da_k/dt = (a_h/a_k)^{L-1}."
-    ),
-)
-def test_relative_growth_rate(audit):
-    g = dh.growth_rates()
+def _growth_rows():
     rows = {}
     for L in (2, 3, 5, 20):
         a = np.array([0.3, 0.2]) ** (1 / L)  # sigma = (0.3, 0.2)
@@ -219,16 +225,37 @@ def test_relative_growth_rate(audit):
         sdot = L * a ** (L - 1) * adot
         ratio = sig[0] / sig[1]
         rows[L] = {"measured": sdot[0] / sdot[1], "paper (s_h/s_k)^(L-1)": ratio ** (L - 1), "ours (s_h/s_k)^(2-2/L)": ratio ** (2 - 2 / L)}
+    return rows
+
+
+@claim("MP-5.1.gf")
+def test_relative_growth_rate_ours(audit):
+    g = dh.growth_rates()
+    rows = _growth_rows()
     audit.ours(rows, label="GF rate ratio at sigma = (0.3, 0.2)")
     audit.evidence(
         "SymPy: from da_h/dt = -r a_h^{L-1}, d sigma_h/dt = -L r sigma_h^{2-2/L} and the end-to-end ratio is "
         "(sigma_h/sigma_k)^{2-2/L} (residual 0); the per-layer ratio is (a_h/a_k)^{L-1} (residual 0). Evaluated on the "
-        "vector field at sigma = (0.3, 0.2) for L = 2, 3, 5, 20: the measured ratio is ours; the paper's agrees only at "
-        "L = 2. The check asserts the paper's exponent for L = 3, 5, 20."
+        "vector field at sigma = (0.3, 0.2) for L = 2, 3, 5, 20: the measured ratio is ours (this check); the paper's "
+        "side asserts its exponent for L = 3, 5, 20."
     )
     assert g["ratio_end_to_end_residual"] == 0 and g["ratio_per_layer_residual"] == 0
     assert all(abs(rows[L]["measured"] - rows[L]["ours (s_h/s_k)^(2-2/L)"]) < 1e-12 for L in rows)  # float64, O(1) ratios
-    assert all(abs(rows[L]["measured"] - rows[L]["paper (s_h/s_k)^(L-1)"]) < 1e-12 for L in (3, 5, 20))  # fails
+
+
+@discrepancy(
+    "MP-5.1.gf",
+    reason=(
+        "In the paper's notation sigma_hi is the end-to-end value (Eqs. (8), (28)); under GF on the depth-balanced manifold "
+        "d sigma_h/dt = -L r sigma_h^{2-2/L}, so the ratio is (sigma_hi/sigma_ki)^{2-2/L}. The exponent L - 1 holds for "
+        "the per-layer values a_hi = sigma_hi^{1/L}: da_h/dt / da_k/dt = (a_h/a_k)^{L-1}."
+    ),
+)
+def test_relative_growth_rate_paper():
+    rows = _growth_rows()
+    off = {L: rows[L]["measured"] / rows[L]["paper (s_h/s_k)^(L-1)"] for L in (3, 5, 20)}
+    paper_claim(all(abs(rows[L]["measured"] - rows[L]["paper (s_h/s_k)^(L-1)"]) < 1e-12 for L in off),
+                "measured / paper's (s_h/s_k)^(L-1): " + ", ".join(f"L = {L}: {v:.4f}" for L, v in off.items()))
 
 
 @claim("MP-5.3.rate", reading=RATE_READING)

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from derivations.multipath import leaf as dl
 from numerics.multipath import sharpness as ns
-from verify.audit import claim, discrepancy
+from verify.audit import claim, discrepancy, paper_claim
 
 PROP = settings(max_examples=40, deadline=None, derandomize=True)
 EOS_DEPTHS = (3, 4, 6)
@@ -293,6 +293,37 @@ def test_two_step_expansion_under_bracketing(audit, cycles):
     assert tb["lead"] == -1 and tb["sum_r2"] == dl.A and tb["prod_r2"] == -1
 
 
+@pytest.fixture(scope="module")
+def bracketing(cycles):
+    """The smallest constant C with |beta| <= C r^2 on two EoS two-cycles of different amplitude (L = 3)."""
+    big = ns.eos_two_cycle(3, 2, 4e-3)
+    small = cycles[3]
+    # smallest constant the bracketing |beta| <= C r^2 needs on each orbit: C = |beta/r| / |r|
+    return {"shift": dl.sharpness_shift(2), "two_cycle": dl.two_cycle(),
+            "amp": small["amplitude"] / big["amplitude"],
+            "c_big": abs(big["beta_over_r"]) / big["amplitude"],
+            "c_small": abs(small["beta_over_r"]) / small["amplitude"]}
+
+
+@claim("MP-E.10")
+def test_sharpness_bracketing_ours(audit, cycles, bracketing):
+    b = bracketing
+    audit.ours({L: (round(c["beta_over_r"], 4), round(-2 * c["A"], 4)) for L, c in cycles.items()}, label="(mean beta/r, -2A) on the two-cycle, L = 3, 4, 6")
+    audit.ours({"amplitude ratio": b["amp"], "C needed (excess 4e-3)": b["c_big"], "C needed (excess 1e-3)": b["c_small"]}, label="L = 3")
+    audit.evidence(
+        "SymPy: r^1 coefficient of beta(t+1) - beta(t) is 4A (residual 0); a period-two orbit of the normal form forces "
+        "beta = -2A r + O(r^2) and r + r' = -A r^2. GD (54), H = 2, sigma_* = 1, eta = 2(1 + excess)/lambda_min: on the "
+        "settled two-cycle beta/r matches -2A to 0.1%, so the smallest C with |beta| <= C r^2 is ~2A/|r| and diverges as the "
+        f"amplitude shrinks: halving the amplitude (ratio {b['amp']:.3f}) multiplies the needed C by "
+        f"{b['c_small'] / b['c_big']:.3f}. Our side (this check): the derivation's residuals and the amplitude scaling; "
+        "the paper's side asserts a fixed C: the needed C may grow by at most 25% (an O(r) correction allowance)."
+    )
+    assert b["shift"]["residual"] == 0 and b["two_cycle"]["b1"] == -2 * dl.A
+    assert 0.4 < b["amp"] < 0.6  # the amplitude scales like excess^(1/2)
+    for c in cycles.values():  # beta/r on the orbit is -2A to 1% (O(r) corrections, r ~ 0.02)
+        assert abs(c["beta_over_r"] + 2 * c["A"]) <= 0.01 * abs(2 * c["A"])
+
+
 @discrepancy(
     "MP-E.10",
     reason=(
@@ -302,27 +333,11 @@ def test_two_step_expansion_under_bracketing(audit, cycles):
         "the bracketing needs grows like 2A/|r| as the orbit shrinks, and r(t) + r(t+1) = -A r(t)^2, the opposite sign of (65)."
     ),
 )
-def test_sharpness_bracketing(audit, cycles):
-    shift = dl.sharpness_shift(2)
-    tc = dl.two_cycle()
-    big = ns.eos_two_cycle(3, 2, 4e-3)
-    small = cycles[3]
-    amp = small["amplitude"] / big["amplitude"]
-    # smallest constant the bracketing |beta| <= C r^2 needs on each orbit: C = |beta/r| / |r|
-    c_big = abs(big["beta_over_r"]) / big["amplitude"]
-    c_small = abs(small["beta_over_r"]) / small["amplitude"]
-    audit.ours({L: (round(c["beta_over_r"], 4), round(-2 * c["A"], 4)) for L, c in cycles.items()}, label="(mean beta/r, -2A) on the two-cycle, L = 3, 4, 6")
-    audit.ours({"amplitude ratio": amp, "C needed (excess 4e-3)": c_big, "C needed (excess 1e-3)": c_small}, label="L = 3")
-    audit.evidence(
-        "SymPy: r^1 coefficient of beta(t+1) - beta(t) is 4A (residual 0); a period-two orbit of the normal form forces "
-        "beta = -2A r + O(r^2) and r + r' = -A r^2. GD (54), H = 2, sigma_* = 1, eta = 2(1 + excess)/lambda_min: on the "
-        "settled two-cycle beta/r matches -2A to 0.1%, so the smallest C with |beta| <= C r^2 is ~2A/|r| and diverges as the "
-        "amplitude shrinks. The check asserts the paper's fixed C: the needed C may grow by at most 25% (an O(r) "
-        "correction allowance) when the amplitude halves; it doubles."
-    )
-    assert shift["residual"] == 0 and tc["b1"] == -2 * dl.A
-    assert 0.4 < amp < 0.6  # the amplitude scales like excess^(1/2)
-    assert c_small <= 1.25 * c_big  # a fixed C (the paper's Hypothesis E.10): fails, C needed ~ 1/amplitude
+def test_sharpness_bracketing_paper(bracketing):
+    b = bracketing
+    paper_claim(b["c_small"] <= 1.25 * b["c_big"],  # a fixed C (the paper's Hypothesis E.10)
+                f"the C that |beta| <= C r^2 needs grows {b['c_small'] / b['c_big']:.3f}x when the amplitude "
+                f"falls {b['amp']:.3f}x (a fixed C allows 1.25x)")
 
 
 @claim("MP-5.1.alt")
@@ -352,6 +367,22 @@ def test_two_step_contraction_exists(audit, cycles):
     assert all(abs(m - o) < 0.02 * o for m, o in rows.values())  # O(r) corrections, r ~ 0.02, partly cancelled
 
 
+@claim("MP-E.11.c0")
+def test_explicit_c0_ours(audit, cycles):
+    rows = {L: (c["c_measured"], _paper_c0(c["kappa"], c["A"]), _ours_c(L, c["kappa"], c["A"])) for L, c in cycles.items()}
+    frozen = dl.two_step_multiplier()["frozen"]
+    audit.ours({L: tuple(round(v, 4) for v in row) for L, row in rows.items()}, label="(measured, paper c0, ours), L = 3, 4, 6")
+    ratio = {L: round(p / m, 2) for L, (m, p, _) in rows.items()}
+    audit.evidence(
+        "The paper's algebra is reproduced under its own assumptions (SymPy: the frozen multiplier (1 - kappa r)(1 - kappa r') "
+        "with r' = -r + A r^2 has r^2 coefficient -(kappa^2 + kappa A)). Against GD (54) on the EoS two-cycle (H = 2, "
+        f"sigma_* = 1, eta lambda_min = 2.002) the paper's c0 / measured is {ratio} for L = 3, 4, 6, and ours matches the "
+        "measured coefficient to 2% (MP-E.11). The paper's side asserts its c0 within 10%."
+    )
+    assert sp.expand(frozen + dl.kappa**2 + dl.kappa * dl.A) == 0
+    assert all(abs(m - o) < 0.02 * o for m, _, o in rows.values())  # ours: O(r) corrections, r ~ 0.02
+
+
 @discrepancy(
     "MP-E.11.c0",
     reason=(
@@ -361,18 +392,10 @@ def test_two_step_contraction_exists(audit, cycles):
         "r + r' = -A r^2, so the quadratic term enters with a negative sign, not as the positive correction kappa A."
     ),
 )
-def test_explicit_c0(audit, cycles):
-    rows = {L: (c["c_measured"], _paper_c0(c["kappa"], c["A"]), _ours_c(L, c["kappa"], c["A"])) for L, c in cycles.items()}
-    frozen = dl.two_step_multiplier()["frozen"]
-    audit.ours({L: tuple(round(v, 4) for v in row) for L, row in rows.items()}, label="(measured, paper c0, ours), L = 3, 4, 6")
-    audit.evidence(
-        "The paper's algebra is reproduced under its own assumptions (SymPy: the frozen multiplier (1 - kappa r)(1 - kappa r') "
-        "with r' = -r + A r^2 has r^2 coefficient -(kappa^2 + kappa A)). Against GD (54) on the EoS two-cycle (H = 2, "
-        "sigma_* = 1, eta lambda_min = 2.002) the measured coefficient is 4 (L = 3) to 2.5 (L = 6) times smaller. The check "
-        "asserts the paper's c0 within 10%."
-    )
-    assert sp.expand(frozen + dl.kappa**2 + dl.kappa * dl.A) == 0
-    assert all(abs(m - p) < 0.1 * p for m, p, _ in rows.values())  # the paper's c0: fails
+def test_explicit_c0_paper(cycles):
+    rows = {L: (c["c_measured"], _paper_c0(c["kappa"], c["A"])) for L, c in cycles.items()}
+    paper_claim(all(abs(m - p) < 0.1 * p for m, p in rows.values()),
+                "measured / paper c0: " + ", ".join(f"L = {L}: {m / p:.3f}" for L, (m, p) in rows.items()))
 
 
 @claim("MP-E.69")
