@@ -8,13 +8,16 @@ Usage::
 For each depth L: y, the unique root of Eq. (80) in ((L-1)/(2L-1), 1); gamma_WCR(L) =
 L y^{2/L-1}/B(y) (Eq. (81)), the largest eta S_1 for which the worst overshoot of the
 deep-chain GD map (19) still returns without crossing the origin; and gamma_WCR/2, the
-ratio of eta_WCR to the classical stability bound 2/S_1. Values have D significant
-digits (default 12). Default depths: the paper's 2, 3, 4, 5, 6, 8, 10, 20, 50, 100
+ratio of eta_WCR to the classical stability bound 2/S_1. Values are rounded to nearest
+at D significant digits (default 12), from a solve with 5 guard digits: values, not
+bounds. Default depths: the paper's 2, 3, 4, 5, 6, 8, 10, 20, 50, 100
 (table (82) and Appendix F.5); ``--L-max N`` gives every depth 2..N.
 
 ``--certify`` adds a certified enclosure [lo, hi] of gamma_WCR(L) (interval arithmetic,
 sign change of the root function on a bracket plus a derivative enclosure excluding 0;
-end points rounded outward to D + 3 decimals, width below 10^-D).
+end points rounded outward exactly to D + 3 decimals by
+numerics.intervals.format_enclosure_fixed, so the printed interval contains
+gamma_WCR(L); width below 10^-D).
 
 JSON output is a list of objects {"L": int, "y": str, "gamma_wcr": str, "ratio_to_2":
 str[, "enclosure": [lo, hi]]}. Computed by :mod:`numerics.multipath.wcr` (mpmath).
@@ -38,6 +41,7 @@ import sys
 
 import mpmath
 
+from numerics.intervals import format_enclosure_fixed
 from numerics.multipath import wcr
 
 PAPER_DEPTHS = (2, 3, 4, 5, 6, 8, 10, 20, 50, 100)
@@ -49,26 +53,12 @@ def _sig(x, digits: int) -> str:
     return mpmath.nstr(x, digits, strip_zeros=False, min_fixed=-mpmath.inf, max_fixed=mpmath.inf)
 
 
-def _outward(lo, hi, places: int) -> list[str]:
-    """[lo, hi] as decimal strings with ``places`` decimals, lo rounded down, hi rounded up."""
-    with mpmath.workdps(places + 60):
-        scale = mpmath.mpf(10) ** places
-        n_lo = int(mpmath.floor(lo * scale))
-        n_hi = int(mpmath.ceil(hi * scale))
-
-    def fmt(n: int) -> str:
-        sign = "-" if n < 0 else ""
-        digits = str(abs(n)).rjust(places + 1, "0")
-        return f"{sign}{digits[:-places]}.{digits[-places:]}" if places else f"{sign}{digits}"
-
-    return [fmt(n_lo), fmt(n_hi)]
-
-
 def wcr_table(depths=None, digits: int = 12, certify: bool = False) -> list[dict]:
     """Rows {L, y, gamma_wcr, ratio_to_2[, enclosure]} for ``depths`` (default: the paper's).
 
-    Values are decimal strings with ``digits`` significant digits; ``enclosure`` is a
-    certified [lo, hi] for gamma_WCR(L), rounded outward to ``digits`` + 3 decimals.
+    Values are decimal strings rounded to nearest at ``digits`` significant digits;
+    ``enclosure`` is a certified [lo, hi] for gamma_WCR(L), rounded outward exactly to
+    ``digits`` + 3 decimals (each end within one unit of that place of the certified end).
     Raises ValueError naming ``L`` or ``digits`` on bad input.
     """
     digits = wcr.check_digits(digits)
@@ -82,7 +72,7 @@ def wcr_table(depths=None, digits: int = 12, certify: bool = False) -> list[dict
         row = {"L": L, "y": _sig(y, digits), "gamma_wcr": _sig(g, digits), "ratio_to_2": _sig(ratio, digits)}
         if certify:
             cert = wcr.certify(L, digits)
-            row["enclosure"] = _outward(cert.gamma_lo, cert.gamma_hi, digits + 3)
+            row["enclosure"] = list(format_enclosure_fixed(cert.gamma_lo, cert.gamma_hi, digits + 3))
         rows.append(row)
     return rows
 

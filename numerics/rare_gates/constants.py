@@ -5,18 +5,23 @@ Usage::
     python -m numerics.rare_gates.constants [--lam 1/20] [--digits 50] [--format text|json]
 
 Every value is the SymPy expression derived in :mod:`derivations.rare_gates` (kernels,
-risk), evaluated with mpmath at ``digits`` significant digits plus guard digits; the
-enclosure evaluates the same expression in interval arithmetic (``mpmath.iv``), so the
-exact constant lies inside it. ``delta_star`` (the separation at which the best risk at
-fixed angle reaches 0.4, a root) is enclosed by certified bisection on a bracket where
-the interval sign of R_min - 0.4 is known; J is strictly decreasing, so R_min is and
-the root is unique.
+risk), evaluated with mpmath with 10 guard digits and printed rounded to nearest at
+``digits`` significant digits: a value, not a bound. The enclosure evaluates the same
+expression in interval arithmetic (``mpmath.iv``) and is printed rounded outward
+exactly (lower end down, upper end up, at ``digits`` significant digits, by
+:func:`numerics.intervals.format_enclosure`), so the exact constant lies inside the
+printed interval, which is at most a unit or two in the last place wide. ``delta_star``
+(the separation at which the best risk at fixed angle reaches 0.4, a root) is enclosed
+by certified bisection on a bracket where the interval sign of R_min - 0.4 is known; J
+is strictly decreasing, so R_min is and the root is unique.
 
 >>> rows = {r["name"]: r for r in constants_table("1/20", 20)}
 >>> rows["q"]["value"]
 '0.63661977236758134308'
 >>> rows["R_col"]["value"]
 '0.59471526543064891422'
+>>> rows["q"]["enclosure"]
+['0.63661977236758134307', '0.63661977236758134308']
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from mpmath import iv
 from derivations.rare_gates import kernels, risk
 from derivations.rare_gates.symbols import delta, lam
 
-from ..intervals import bounds, certified_decreasing_root, enclose, iv_workdps, value
+from ..intervals import bounds, certified_decreasing_root, enclose, format_enclosure, iv_workdps, value
 
 
 def _parse_lam(lam_value) -> sp.Rational:
@@ -59,10 +64,19 @@ def delta_star(level="0.4", dps: int = 50):
         return certified_decreasing_root(f, enclose(level, dps + 15), "0.1", "3.1", dps)
 
 
+MAX_DIGITS = 10_000
+
+
 def constants_table(lam_value="1/20", digits: int = 50) -> list[dict]:
-    """Rows ``{name, definition, value, enclosure, source}`` at weight decay ``lam_value``."""
-    if not isinstance(digits, int) or isinstance(digits, bool) or digits < 1:
-        raise ValueError(f"digits must be an integer >= 1; got {digits!r}")
+    """Rows ``{name, definition, value, enclosure, source}`` at weight decay ``lam_value``.
+
+    ``value``: the constant rounded to nearest at ``digits`` significant digits (from a
+    value with 10 guard digits; for ``delta_star`` the midpoint of a bracket 10**-(digits
+    + 3) wide). ``enclosure``: [lo, hi] decimal strings of at most ``digits`` significant
+    digits, rounded outward exactly, that contain the exact constant.
+    """
+    if not isinstance(digits, int) or isinstance(digits, bool) or not 1 <= digits <= MAX_DIGITS:
+        raise ValueError(f"digits must be an integer in [1, {MAX_DIGITS}]; got {digits!r}")
     lv = _parse_lam(lam_value)
     r_good, _ = risk.good_risk_level()
     exprs = [
@@ -84,11 +98,13 @@ def constants_table(lam_value="1/20", digits: int = 50) -> list[dict]:
                 "name": name,
                 "definition": definition,
                 "value": mpmath.nstr(value(e, digits), digits),
-                "enclosure": [mpmath.nstr(lo, digits + 5), mpmath.nstr(hi, digits + 5)],
+                "enclosure": list(format_enclosure(lo, hi, digits)),
                 "source": source,
             }
         )
-    lo, hi = bounds(delta_star(dps=digits))
+    # 3 more digits than printed: the bracket (width < 10**-(digits+3), delta_star ~ 1.5) is
+    # then far below the last printed place, so its midpoint rounds as the root does
+    lo, hi = bounds(delta_star(dps=digits + 3))
     with mpmath.workdps(digits + 10):
         mid = (lo + hi) / 2
     rows.append(
@@ -96,7 +112,7 @@ def constants_table(lam_value="1/20", digits: int = 50) -> list[dict]:
             "name": "delta_star",
             "definition": "angle where R_min(delta) = 1 - q^2/(1/2 + J(delta)) equals 0.4",
             "value": mpmath.nstr(mid, digits),
-            "enclosure": [mpmath.nstr(lo, digits + 5), mpmath.nstr(hi, digits + 5)],
+            "enclosure": list(format_enclosure(lo, hi, digits)),
             "source": "reading of Eq. (38)",
         }
     )
@@ -106,7 +122,9 @@ def constants_table(lam_value="1/20", digits: int = 50) -> list[dict]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m numerics.rare_gates.constants", description=__doc__.split("\n\n")[0])
     parser.add_argument("--lam", default="1/20", help="weight decay in (0, 1/2), e.g. 0.05 or 1/20 (default 1/20)")
-    parser.add_argument("--digits", type=int, default=50, help="significant digits (default 50)")
+    parser.add_argument(
+        "--digits", type=int, default=50, help=f"significant digits, 1 to {MAX_DIGITS} (default 50): values rounded to nearest, enclosures outward"
+    )
     parser.add_argument("--format", choices=("text", "json"), default="text")
     args = parser.parse_args(argv)
     try:
