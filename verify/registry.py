@@ -80,12 +80,17 @@ def _parse(path: Path) -> list[Claim]:
 
 
 def load_registry(directory: Path | None = None) -> dict[str, Claim]:
-    """Read every ``*.toml`` under ``directory`` (default: the packaged claims) into an id-keyed dict."""
+    """Read every ``*.toml`` under ``directory`` (default: the packaged claims) into an id-keyed dict.
+
+    ``coverage.toml`` files are the papers' coverage maps (:mod:`verify.coverage`), not claims.
+    """
     directory = claims_dir() if directory is None else Path(directory)
     if not directory.is_dir():
         raise RegistryError(f"claims directory {directory} does not exist")
     registry: dict[str, Claim] = {}
     for path in sorted(directory.rglob("*.toml")):
+        if path.name == "coverage.toml":
+            continue
         for c in _parse(path):
             if c.id in registry:
                 raise RegistryError(f"duplicate claim id {c.id} in {path.name} and {registry[c.id].source}")
