@@ -165,6 +165,43 @@ def test_format_value_interval_printed_encloses():
         assert lo <= mpmath.mpf(x.a) and hi >= mpmath.mpf(x.b)
 
 
+def test_format_value_negative_interval_rounds_outward():
+    from mpmath import iv
+
+    e = -iv.mpf(2) / 3
+    assert format_value(e, 5) == "[-0.66667, -0.66666]"  # the lower end rounds down, away from zero
+
+
+def test_paper_claim_raises_only_the_dedicated_failure():
+    from verify.audit import PaperClaimFails, paper_claim
+
+    paper_claim(True, "holds")
+    with pytest.raises(PaperClaimFails, match="ours 2"):
+        paper_claim(False, "ours 2")
+    with pytest.raises(TypeError, match="needs a bool"):
+        paper_claim(0.5, "not a truth value")  # a number is a bug of the check, not a finding
+
+
+def test_claim_marker_rejects_a_fitted_reading_without_its_alternatives():
+    from verify.audit import claim
+
+    with pytest.raises(ValueError, match="fitted needs the reading"):
+        claim("T-1.a", fitted={"other": "22.2"})
+    with pytest.raises(ValueError, match="fitted must map"):
+        claim("T-1.a", reading="r", fitted={})
+
+
+@pytest.mark.parametrize("power", [-0.1, 1.5, float("nan")])
+def test_audit_power_rejects_values_outside_0_1(power):
+    with pytest.raises(ValueError, match="power must lie in"):
+        Audit("T-1.a").power(power, alternative="a", method="m")
+
+
+def test_audit_power_needs_alternative_and_method():
+    with pytest.raises(ValueError, match="non-empty alternative"):
+        Audit("T-1.a").power(0.9, alternative="", method="m")
+
+
 @pytest.mark.parametrize("value, digits", [(sympy.Float(1e20), 5), (sympy.pi * sympy.Integer(10) ** -10, 10), (sympy.pi * sympy.Integer(10) ** 20, 10)])
 def test_format_value_exponent_notation(value, digits):
     with mpmath.workdps(60):

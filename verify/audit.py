@@ -37,7 +37,6 @@ power against it at its sample size and level. A passing check whose power is be
 
 from __future__ import annotations
 
-import decimal
 from fractions import Fraction
 from pathlib import Path
 
@@ -133,10 +132,9 @@ def format_value(value, digits: int = 50) -> str:
             return mant + sep + exp
         return sympy.sstr(sympy.N(value, digits) if value.is_number else value)
     if isinstance(value, mpmath.ctx_iv.ivmpf):
-        from numerics.intervals import bounds
+        from numerics.intervals import interval_str
 
-        lo, hi = bounds(value)
-        return f"[{_directed(lo, digits, up=False)}, {_directed(hi, digits, up=True)}]"
+        return interval_str(value, digits)  # rounded outward exactly, signs included
     if isinstance(value, mpmath.mpf):
         return mpmath.nstr(value, digits)
     if isinstance(value, (float, np.floating)):
@@ -148,18 +146,6 @@ def format_value(value, digits: int = 50) -> str:
     if isinstance(value, dict):
         return "; ".join(f"{k}: {format_value(v, digits)}" for k, v in value.items())
     return str(value)
-
-
-def _directed(x: mpmath.mpf, digits: int, up: bool) -> str:
-    """``x`` to ``digits`` significant digits, rounded up or down exactly (for enclosures).
-
-    >>> _directed(mpmath.mpf(2) / 3, 5, up=False), _directed(mpmath.mpf(2) / 3, 5, up=True)
-    ('0.66666', '0.66667')
-    """
-    man, exp = mpmath.mpf(x).man_exp
-    num, den = (man * 2**exp, 1) if exp >= 0 else (man, 2 ** (-exp))
-    ctx = decimal.Context(prec=digits, rounding=decimal.ROUND_CEILING if up else decimal.ROUND_FLOOR)
-    return str(ctx.divide(decimal.Decimal(num), decimal.Decimal(den))).replace("E", "e")
 
 
 class Audit:

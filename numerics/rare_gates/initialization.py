@@ -22,8 +22,11 @@ three-significant-digit upward rounding (the tight reading).
 The closed forms are derived in :mod:`derivations.rare_gates.initialization`; here they are
 evaluated at a precision parameter with guard digits (``mpmath.workdps``; the global
 ``mp.dps`` is never changed) and enclosed with ``mpmath.iv`` at a temporarily raised
-``iv.prec`` that is restored afterwards. Printed enclosures are widened by one unit in
-the last digit so that they remain enclosures after decimal rounding.
+``iv.prec`` that is restored afterwards. Printed values are rounded to nearest at
+``--dps`` significant digits (from values with 10 guard digits): values, not bounds.
+Printed enclosures are rounded outward exactly (lower end down, upper end up, at
+``--dps`` significant digits, by :func:`numerics.intervals.format_enclosure`), so each
+still contains its constant.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ from typing import Iterator
 import mpmath
 import numpy as np
 from mpmath import iv
+
+from numerics.intervals import format_enclosure as format_enclosure_pair, interval_str
 
 GUARD_DIGITS = 10  # extra decimal digits carried internally; results are rounded to dps
 GUARD_BITS = 40  # extra bits for the interval context, so enclosures stay tight at dps digits
@@ -150,21 +155,20 @@ def certified_above(enclosure, quoted: Number) -> bool:
 
 
 def format_enclosure(enclosure, digits: int = 50) -> str:
-    """``[lo, hi]`` printed to ``digits`` significant digits, widened by one unit in the last digit.
+    """``[lo, hi]`` with at most ``digits`` significant digits, lo rounded down and hi up, exactly.
 
-    The widening keeps the printed interval a valid enclosure after decimal rounding.
+    The printed interval contains the enclosure, hence the constant (see
+    :func:`numerics.intervals.interval_str`).
 
     >>> format_enclosure(iv.mpf(1) / 3, 5)
-    '[0.33332, 0.33334]'
+    '[0.33333, 0.33334]'
+    >>> format_enclosure(iv.mpf(1) / 3, 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: digits must be an integer >= 1; got 0
     """
-    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
-        raise ValueError(f"digits must be a positive integer, got {digits!r}")
-    lo, hi = endpoints(enclosure)
-    with mpmath.workdps(digits + GUARD_DIGITS):
-        def unit(v):
-            return mpmath.mpf(10) ** (mpmath.floor(mpmath.log10(abs(v))) - digits + 1) if v else mpmath.mpf(10) ** -digits
-
-        return f"[{mpmath.nstr(lo - unit(lo), digits)}, {mpmath.nstr(hi + unit(hi), digits)}]"
+    endpoints(enclosure)  # the ValueError for a non-interval names ``enclosure``
+    return interval_str(enclosure, digits)
 
 
 def _rounded(value, dps: int) -> mpmath.mpf:
@@ -481,30 +485,35 @@ def wilson_interval(k: int, n: int, z: float) -> tuple[float, float]:
 
 
 def constants(dps: int = 50, m: Number = DEFAULT_M_INNER, M: Number = DEFAULT_M_OUTER) -> list[dict]:
-    """Rows ``{name, value, lo, hi}`` of the printed constants (value at ``dps`` digits, certified [lo, hi]).
+    """Rows ``{name, value, lo, hi}`` of the printed constants.
+
+    ``value``: rounded to nearest at ``dps`` significant digits; ``lo``, ``hi``: the
+    certified enclosure rounded outward exactly at ``dps`` significant digits (empty for
+    the bound terms, printed as values only).
 
     >>> [r["name"] for r in constants(dps=15)][:2]
     ['P(D0)', 'P(D0) labelled']
     """
     _check_dps(dps)
     _check_margins(m, M)
+    g = dps + GUARD_DIGITS  # values carry guard digits and are rounded once, to nearest, when printed
     rows = [
-        ("P(D0)", p_d0(dps), p_d0_enclosure(False, dps)),
-        ("P(D0) labelled", p_d0(dps, labelled=True), p_d0_enclosure(True, dps)),
+        ("P(D0)", p_d0(g), p_d0_enclosure(False, dps)),
+        ("P(D0) labelled", p_d0(g, labelled=True), p_d0_enclosure(True, dps)),
     ]
-    for name, value in k_bound_terms(m, M, dps).items():
+    for name, value in k_bound_terms(m, M, g).items():
         rows.append((f"bound term {name}", value, None))
     rows += [
-        (f"bound on P(D0 \\ K) (m={m}, M={M})", k_bound(m, M, dps), k_bound_enclosure(m, M, dps)),
-        ("P(K) >= P(D0) - bound", p_k_lower(m, M, dps), p_k_lower_enclosure(m, M, dps)),
+        (f"bound on P(D0 \\ K) (m={m}, M={M})", k_bound(m, M, g), k_bound_enclosure(m, M, dps)),
+        ("P(K) >= P(D0) - bound", p_k_lower(m, M, g), p_k_lower_enclosure(m, M, dps)),
     ]
     scaled = p_k99_lower_enclosure(m, M, dps)
-    with mpmath.workdps(dps + GUARD_DIGITS):
-        rows.append(("0.99 (P(D0) - bound)", _rounded(mpmath.mpf("0.99") * p_k_lower(m, M, dps + GUARD_DIGITS), dps), scaled))
-    rows.append(("initial-risk infimum 1 + 9/128 - 3/(2 pi)", initial_risk_infimum(dps), initial_risk_infimum_enclosure(dps)))
+    with mpmath.workdps(g):
+        rows.append(("0.99 (P(D0) - bound)", mpmath.mpf(99) / 100 * p_k_lower(m, M, g), scaled))
+    rows.append(("initial-risk infimum 1 + 9/128 - 3/(2 pi)", initial_risk_infimum(g), initial_risk_infimum_enclosure(dps)))
     out = []
     for name, value, enc in rows:
-        lo, hi = format_enclosure(enc, dps)[1:-1].split(", ") if enc is not None else ("", "")
+        lo, hi = format_enclosure_pair(*endpoints(enc), dps) if enc is not None else ("", "")
         out.append({"name": name, "value": mpmath.nstr(value, dps), "lo": lo, "hi": hi})
     return out
 
