@@ -34,6 +34,9 @@ def pytest_addoption(parser):
                     help="where simulation cells run: local (default: a Dask LocalCluster, one worker per "
                          "core), serial (this process) or a Dask scheduler address")
     group.addoption("--workers", type=int, default=None, help="worker processes of the local Dask cluster")
+    group.addoption("--perturb", type=float, default=0.0, metavar="REL",
+                    help="rerun every simulation from a start perturbed by REL relative (e.g. 1e-12, at most 1e-6): "
+                         "a rounding-sized change that must not change any verdict")
     group.addoption("--sweep-store", default=None,
                     help="result store of the simulation cells (default REPORT_DIR/sweep-store; 'none': no store)")
 
@@ -93,6 +96,9 @@ def _check_sweep_options(config) -> None:
             from numerics.sweep.engine import make_executor
 
             make_executor(scheduler or "local", workers)
+        from numerics.perturb import check_perturbation
+
+        check_perturbation(config.getoption("--perturb"))
         store = sweep_store(config)
         if store is not None and store.exists() and not store.is_dir():
             raise ValueError(f"--sweep-store: {store} exists and is not a directory")
@@ -131,6 +137,12 @@ def audit(request) -> Audit:
 def profile(request) -> str:
     """The audit profile: ``quick`` (default, CI) or ``full`` (paper scale)."""
     return audit_profile(request.config)
+
+
+@pytest.fixture(scope="session")
+def perturbation(request) -> float:
+    """Relative size of the start perturbation of every simulation (``--perturb``; 0 by default)."""
+    return float(request.config.getoption("--perturb"))
 
 
 @pytest.fixture(scope="session")
@@ -222,6 +234,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     overrides = size_overrides(config)
     if overrides:
         profile += " (sizes changed: " + ", ".join(f"{k}={v}" for k, v in overrides.items()) + ")"
+    if config.getoption("--perturb"):
+        profile += f" (simulation starts perturbed by {config.getoption('--perturb'):g} relative)"
     sweeps = state["sweeps"].describe() if state["sweeps"] is not None else None
     report = build_report(load_registry(), list(state["results"].values()), profile, root, sweeps=sweeps)
     json_path, md_path = write_report(report, report_dir(config))

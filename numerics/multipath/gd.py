@@ -54,6 +54,7 @@ from .sharpness import check_depth
 
 STATUS_STEPS, STATUS_CONVERGED, STATUS_DIVERGED = 0, 1, 2
 _BLOWUP = 1e8  # |a| above this is divergence: sigma = a^L overflows float64 long before it matters
+STABLE_SLACK = 1e-9  # "stable": lambda eta/2 <= 1 + 1e-9 (a minimum on the stopping boundary has lambda eta/2 = 1 to rounding)
 _BISECT = 200  # bisection steps of the secular equation (stops earlier at 4 ulp brackets)
 
 
@@ -117,7 +118,9 @@ def _svs_gd(a, lo, depths, sigma_star, etas, record_every, tol, tol_from, out_t,
     ``record_every``) and after the last step. ``out_flip[i]``: first step count after which some
     a_hi <= 0 (-1: never); ``out_over[i]``: first step t with r_i(t) > 0 (overshoot; -1: never);
     ``out_amin[h, i]``: smallest a_hi from that overshoot on. Stops early when every |r_i| < ``tol``
-    (tol > 0) at a step t >= ``tol_from``, or when an a_hi is non-finite or exceeds _BLOWUP. ``out_info`` = (steps done,
+    (tol > 0) at a step t >= ``tol_from`` and every mode is stable for the last step (sharpness
+    <= (2/eta)(1 + STABLE_SLACK): a minimum that GD cannot hold is passed through, not an end
+    point), or when an a_hi is non-finite or exceeds _BLOWUP. ``out_info`` = (steps done,
     records written, status).
     """
     H, d = a.shape
@@ -141,6 +144,12 @@ def _svs_gd(a, lo, depths, sigma_star, etas, record_every, tol, tol_from, out_t,
             if abs(s) > rmax:
                 rmax = abs(s)
         conv = tol > 0.0 and rmax < tol and t >= tol_from
+        if conv and n > 0:  # a minimum GD cannot hold is no end point: every mode must be stable at the last step
+            for i in range(d):
+                for h in range(H):
+                    col[h] = a[h, i]
+                if _mode_sharpness(col, depths, r[i]) * etas[n - 1] > 2.0 * (1.0 + STABLE_SLACK):
+                    conv = False
         done = t == n or conv
         if conv:
             status = STATUS_CONVERGED
@@ -482,7 +491,8 @@ def simulate_svs(depths, sigma_star, eta, alphas, n_steps, record_every=None, to
     singular values (> 0); ``eta`` a step (> 0) or a schedule of ``n_steps`` steps; ``alphas``
     the initial end-to-end scales alpha_h > 0, one per pathway (shared by all modes) or an
     (H, d) array; ``n_steps`` the most steps; ``record_every`` (default: about 2000 records);
-    ``tol`` >= 0: stop once every |r_i| < tol after the last change of the schedule (0: never
+    ``tol`` >= 0: stop once every |r_i| < tol after the last change of the schedule at a minimum
+    that is stable for the last step (every mode's sharpness <= (2/eta)(1 + 1e-9)) (0: never
     stop early); ``a0`` (H, d) optional per-layer start values overriding ``alphas`` (any sign,
     so a flipped state can be continued); ``compensated`` (default True): carry
     a low-order part of the state (see :func:`_svs_gd`), so increments below float64 resolution
