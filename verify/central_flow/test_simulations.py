@@ -36,6 +36,7 @@ from scipy import stats
 from derivations.central_flow import scalar as S
 from numerics.central_flow import figures as FIG
 from numerics.central_flow import flows as F
+from numerics.perturb import perturb_relative
 from verify.audit import claim, discrepancy, paper_claim
 
 EPS = np.finfo(float).eps
@@ -92,12 +93,18 @@ def _below_edge(model, theta, eta) -> bool:
     return bool(F.sharpness(model, theta)[0] < 2.0 / eta)
 
 
-def _used_draws(setting, count, extra=None, tries=400):
+def _setting(setting, i, rel=0.0):
+    """Draw i of a model's setting; its start perturbed by ``rel`` relative (``--perturb``), keyed by (model, draw)."""
+    model, th, eta = setting(SEED, i)
+    return model, perturb_relative(th, rel, setting.__name__, SEED, i), eta
+
+
+def _used_draws(setting, count, extra=None, tries=400, rel=0.0):
     out, i = [], 0
     while len(out) < count:
         if i >= tries:
             raise RuntimeError(f"fewer than {count} usable draws among the first {tries}")
-        model, th, eta = setting(SEED, i)
+        model, th, eta = _setting(setting, i, rel)
         if _below_edge(model, th, eta) and (extra is None or extra(model, th, eta)):
             out.append(i)
         i += 1
@@ -127,8 +134,8 @@ def _eq18():
     return sp.lambdify((S.u, S.v, S.y, S.eta), expr, "numpy")
 
 
-def _scalar_run(i):
-    model, th, eta = F.scalar_setting(SEED, i)
+def _scalar_run(i, rel=0.0):
+    model, th, eta = _setting(F.scalar_setting, i, rel)
     c = F.SETTINGS["scalar"]
     T, y = c["T"], c["y"]
     grid = _grid(T)
@@ -169,9 +176,9 @@ def _scalar_run(i):
 
 
 @pytest.fixture(scope="module")
-def scalar_runs(profile):
-    draws = _used_draws(F.scalar_setting, SIZES[profile]["draws"])
-    return [_scalar_run(i) for i in draws]
+def scalar_runs(profile, perturbation):
+    draws = _used_draws(F.scalar_setting, SIZES[profile]["draws"], rel=perturbation)
+    return [_scalar_run(i, perturbation) for i in draws]
 
 
 @claim("CF-B.fig1-levelset", reading=READ_SCALAR + "; O(1) read as a relative change >= 0.1")
@@ -295,8 +302,8 @@ def _sym_coords(B):
     return np.array([B[0, 0], np.sqrt(2) * B[0, 1], B[1, 1]])
 
 
-def _mf_run(i):
-    model, th, eta = F.mf_setting(SEED, i)
+def _mf_run(i, rel=0.0):
+    model, th, eta = _setting(F.mf_setting, i, rel)
     T = F.SETTINGS["mf"]["T"]
     grid = _grid(T)
     gf = F.gradient_flow(model, th, eta, T, grid)
@@ -338,9 +345,9 @@ def _mf_run(i):
 
 
 @pytest.fixture(scope="module")
-def mf_runs(profile):
-    draws = _used_draws(F.mf_setting, SIZES[profile]["draws"])
-    return [_mf_run(i) for i in draws]
+def mf_runs(profile, perturbation):
+    draws = _used_draws(F.mf_setting, SIZES[profile]["draws"], rel=perturbation)
+    return [_mf_run(i, perturbation) for i in draws]
 
 
 @claim("CF-C.fig2-psi", reading=READ_MF + "; O(1) read as a relative Frobenius change >= 0.1")
@@ -428,9 +435,9 @@ def _relu_gate_scan(model, traj, eta):
     return np.array(ratios), np.array(ts)
 
 
-def _relu_contact(i, T):
+def _relu_contact(i, T, rel=0.0):
     """The hybrid flow of draw i on a 0.1-step grid, or None when the draw is not used."""
-    model, th, eta = F.relu_setting(SEED, i)
+    model, th, eta = _setting(F.relu_setting, i, rel)
     if not _below_edge(model, th, eta):
         return None
     traj = F.hybrid_flow(model, th, eta, T, _grid(T, 0.1))
@@ -463,9 +470,9 @@ def _relu_point(model, thc, eta):
             "scale": float(np.abs(meas).sum() + np.abs(pred).sum())}
 
 
-def _relu_run(i):
+def _relu_run(i, rel=0.0):
     T = F.SETTINGS["relu"]["T"]
-    model, th, eta, cf = _relu_contact(i, T)
+    model, th, eta, cf = _relu_contact(i, T, rel)
     tc, thc = _contact_state(cf)
     grid = _grid(T, 0.1)
     gf = F.gradient_flow(model, th, eta, T, grid)
@@ -487,11 +494,11 @@ def _relu_run(i):
 
 
 @pytest.fixture(scope="module")
-def relu_pool(profile):
+def relu_pool(profile, perturbation):
     """Every used draw among the first ``relu_pool_tries``: (draw, ratio at contact, first failure time, contact)."""
     out = []
     for i in range(SIZES[profile]["relu_pool_tries"]):
-        got = _relu_contact(i, 20.0)
+        got = _relu_contact(i, 20.0, perturbation)
         if got is None:
             continue
         model, _, eta, traj = got
@@ -501,11 +508,11 @@ def relu_pool(profile):
 
 
 @pytest.fixture(scope="module")
-def relu_runs(profile, relu_pool):
+def relu_runs(profile, perturbation, relu_pool):
     count = SIZES[profile]["draws"]
     if len(relu_pool) < count:
         raise RuntimeError(f"only {len(relu_pool)} usable ReLU draws in the pool; {count} needed")
-    return [_relu_run(i) for i, *_ in relu_pool[:count]]
+    return [_relu_run(i, perturbation) for i, *_ in relu_pool[:count]]
 
 
 def _clear_signs(runs):
