@@ -176,9 +176,9 @@ def test_relu_admissible_generators(audit):
     audit.ours({str(s): f"{len(B)} generators, all diagonal: {all(b.is_diagonal() for b in B)}; pointwise kernel dim {pointwise[s]}"
                 for s, B in results.items()})
     audit.evidence(
-        "Linear equations on A from every theta-coefficient of dphi_ReLU Delta_A = 0: the solution space is "
-        "Diag(r). Pointwise (one generic theta) the kernel is Diag(r) when max(n, d) >= r but larger when "
-        "n, d < r (n = d = 2, r = 3 gives 4 dims): those extra directions are not invariances."
+        "Linear equations on A from every theta-coefficient of dphi_ReLU Delta_A = 0: the solution space is Diag(r). "
+        "Pointwise (one generic theta) the kernel is Diag(r) when max(n, d) >= r but larger when n, d < r (n = d = 2, "
+        f"r = 3 gives {pointwise[(2, 2, 3)]} dims): those extra directions are not invariances."
     )
     for s, basis in results.items():
         assert len(basis) == s[2] and all(b.is_diagonal() for b in basis)

@@ -58,8 +58,8 @@ def test_lambda_max(audit):
     audit.ours(S.lambda_max_closed(), label="lambda_max")
     audit.evidence(
         "Roots of the characteristic polynomial of the derived Hessian (SymPy); the larger one minus (u^2+v^2)/2 + "
-        "sqrt(h^2/4 + b^2) simplifies to 0; the other is (u^2+v^2)/2 - R. Cross-checked against mpmath eigsy at "
-        f"{DPS} digits at exact rational points (|diff| < 1e-45)."
+        f"sqrt(h^2/4 + b^2) simplifies to 0; the other is (u^2+v^2)/2 - R. Cross-checked against mpmath eigsy at {DPS} "
+        f"digits at {len(POINTS)} exact rational points (|diff| < {mpmath.nstr(TOL50, 1)}, asserted)."
     )
     assert sorted(matches) == [False, True]
     assert sp.expand(R**2 - (S.law() ** 2 / 4 + b**2)) == 0
@@ -95,8 +95,9 @@ def test_general_sigma_drift(audit):
     audit.ours(worst, label="float64 cross-check, max |num - closed| / scale")
     audit.evidence(
         "SymPy: -(eta/2) D_{grad h} tr(H Sigma) with symbolic Sigma expands to -2 eta (sigma_vv u^2 - sigma_uu v^2) "
-        "(sigma_uv drops out). Independently, float64 Hessians of numerics.central_flow at 20 random points and "
-        "PSD Sigma, exact quadratic symmetric difference; tolerance 64 eps x (sum of |terms|): a few dozen roundings."
+        "(sigma_uv drops out). Independently, float64 Hessians of numerics.central_flow at 20 random points and PSD "
+        f"Sigma, exact quadratic symmetric difference: largest |num - closed| = {worst / np.finfo(float).eps:.2f} eps "
+        "x (sum of |terms|) (tolerance 64 eps: a few dozen roundings)."
     )
     assert sp.expand(ours - closed) == 0
     assert worst < 64 * np.finfo(float).eps  # relative to sum|terms|: a few dozen float64 roundings at most
@@ -145,11 +146,11 @@ def test_eq18(audit):
             num = -mpmath.mpf(sp.Rational(p[3]).p) / sp.Rational(p[3]).q / 2 * s2 * quad
             worst = max(worst, abs(num - mpmath.mpf(sp.N(_subs(closed, p), DPS + 10))))
     audit.ours(closed, label="h' (Eq. 18, reconstructed)")
-    audit.ours(worst, 5, label="max |mpmath eigsy route - closed form| at 4 rational points")
+    audit.ours(worst, 5, label=f"max |mpmath eigsy route - closed form| at {len(POINTS)} rational points")
     audit.evidence(
-        "SymPy: the general-Sigma drift with Sigma = sigma^2 w w^T (w the derived top eigenvector) minus "
-        "-eta sigma^2 h lambda_max/R simplifies to 0; independently at 4 exact rational points with mpmath eigsy "
-        f"at {DPS} digits (tolerance 1e-45: 5 guard digits)."
+        "SymPy: the general-Sigma drift with Sigma = sigma^2 w w^T (w the derived top eigenvector) minus -eta sigma^2 "
+        f"h lambda_max/R simplifies to 0; independently at {len(POINTS)} exact rational points with mpmath eigsy at "
+        f"{DPS} digits: largest difference {mpmath.nstr(worst, 2)} (tolerance {mpmath.nstr(TOL50, 1)}: 5 guard digits)."
     )
     assert all(_subs(S.b(), p) != 0 for p in POINTS)  # off b = 0, where w switches branch
     assert symbolic == 0 and alt == 0
@@ -192,12 +193,13 @@ def test_sigma2_pins_sharpness(audit):
             worst = max(worst, abs(mpmath.mpf(sp.N(val, DPS))))
     audit.ours(s2, label="sigma^2")
     audit.ours(symbolic, label="d lambda_max/dt along the central flow")
-    audit.ours(worst, 5, label="max |d lambda_max/dt| at 4 rational points, 50 digits")
+    audit.ours(worst, 5, label=f"max |d lambda_max/dt| at {len(POINTS)} rational points, {DPS} digits")
     audit.evidence(
         "Central-flow velocity with Sigma = sigma^2 w w^T frozen (grad of tr(H Sigma) at symbolic Sigma, then "
         "substituted), sigma^2 from the closed form: d lambda_max/dt = <grad lambda_max, theta'> simplifies to 0 "
-        "(SymPy), corroborated at 4 rational points at 50 digits (< 1e-45); the closed form equals the root of the "
-        "linear constraint equation (simplify)."
+        f"(SymPy), corroborated at {len(POINTS)} rational points at {DPS} digits (largest |d lambda_max/dt| "
+        f"{mpmath.nstr(worst, 2)}, tolerance {mpmath.nstr(TOL50, 1)}); the closed form equals the root of the linear "
+        "constraint equation (simplify)."
     )
     assert same == 0 and symbolic == 0
     assert worst < TOL50
@@ -218,7 +220,8 @@ def test_terminal_lambda_max(audit):
     audit.ours(ours, label="lambda_max at zero loss")
     audit.evidence(
         "At u v = y: b = y and (u^2 + v^2)^2 = h^2 + 4 y^2 (SymPy identity), so (u^2+v^2)/2 + R = sqrt(h^2 + 4y^2); "
-        "also exact eigenvalues of the rational Hessian at 6 zero-loss points equal u^2 + v^2 and sqrt(h^2 + 4y^2)."
+        f"also exact eigenvalues of the rational Hessian at {len(checks)} zero-loss points equal u^2 + v^2 and "
+        "sqrt(h^2 + 4y^2) (asserted at each)."
     )
     assert sp.simplify(ours - sp.sqrt(h**2 + 4 * y**2)) == 0
     assert S.zero_loss_identity() == 0

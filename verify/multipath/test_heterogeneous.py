@@ -58,9 +58,10 @@ def test_hetero_eigenvalue(audit):
     audit.ours({k: {sp.expand(e): m for e, m in v.items()} for k, v in d1.items()}, label="d = 1 eigenvalues, depths")
     audit.ours(rel, label="float64: mode entries of J J^T vs (17), depths (2, 3, 5), d = 3")
     audit.evidence(
-        "d = 1, symbolic per-layer values: the Hessian at zero loss has one nonzero eigenvalue sum_h L_h a_h^{2L_h-2} = "
-        "(17) at sigma_h = a_h^{L_h} for depths (2, 3), (3, 5), (1, 4). Full 3 x 3 parametrisation with depths "
-        "(2, 3, 5): the mode entries of J J^T match (17) to 64 eps."
+        "d = 1, symbolic per-layer values: the Hessian at zero loss has one nonzero eigenvalue sum_h L_h "
+        "a_h^{2L_h-2} = (17) at sigma_h = a_h^{L_h} for depths (2, 3), (3, 5), (1, 4). Full 3 x 3 parametrisation "
+        f"with depths (2, 3, 5): the mode entries of J J^T match (17) to {rel / EPS:.1f} eps relative (tolerance 64 "
+        "eps)."
     )
     a1, a2 = sp.symbols("a_1:3", positive=True)
     assert {sp.expand(e) for e in d1[(2, 3)] if e != 0} == {2 * a1**2 + 3 * a2**4}
@@ -87,10 +88,11 @@ def test_lagrange_conditions(audit):
     audit.ours(worst, 5, label="max relative deviation of the marginals from mu, and of the sum from sigma_*")
     audit.evidence(
         "SymPy (symbolic L_h): d/d sigma_h of L_h sigma_h^{2-2/L_h} = 2(L_h-1) sigma_h^{1-2/L_h}; its solution "
-        "sigma_h = (mu/(2(L_h-1)))^{L_h/(L_h-2)} (log-residual 0); curvature 2(L_h-1)(L_h-2)/L_h sigma_h^{-2/L_h} > 0 "
-        "for L_h > 2 (strictly convex: the stationary point is the unique minimum); marginal -> 0 at sigma_h -> 0 "
-        "(no corner). Numerically (50 digits) for all pairs in {3..7}^2 at sigma_* = 1: the marginals equal mu to "
-        "1e-45 and a +-1e-6 move along the constraint raises lambda."
+        "sigma_h = (mu/(2(L_h-1)))^{L_h/(L_h-2)} (log-residual 0); curvature 2(L_h-1)(L_h-2)/L_h sigma_h^{-2/L_h} "
+        "> 0 for L_h > 2 (strictly convex: the stationary point is the unique minimum); marginal -> 0 at sigma_h -> 0 "
+        "(no corner). Numerically (50 digits) for all pairs in {3..7}^2 at sigma_* = 1: the marginals equal mu, and "
+        f"the shares sum to sigma_*, to {mpmath.nstr(worst, 2)} relative (tolerance 1e-45), and a +-1e-6 move along "
+        "the constraint raises lambda."
     )
     assert lg["residual_18"] == 0 and lg["solves_18"] == 0
     assert sp.simplify(lg["curvature"] * dh.sh ** (2 / dh.Lh) - 2 * (dh.Lh - 1) * (dh.Lh - 2) / dh.Lh) == 0
@@ -101,23 +103,27 @@ def test_lagrange_conditions(audit):
 @claim("MP-5.1.noequal", reading=NOEQUAL_READING)
 def test_equal_split_not_optimal(audit):
     sc = dh.share_crossover()
-    gaps, at_cross = {}, {}
+    gaps, at_cross, margins, splits = {}, {}, [], []
     for L1, L2 in PAIRS:
         cert = ns.certify_allocation([L1, L2], 1, 30)
         eq = ns.hetero_sharpness(["0.5", "0.5"], [L1, L2], 40)
         _, lam_hi = bounds(cert["lam"])
         gaps[(L1, L2)] = mpmath.nstr(eq - lam_hi, 6)
+        margins.append(eq - lam_hi)
         assert eq > lam_hi  # certified: the equal split is strictly sharper than the optimum
         sc_val = ns.share_crossover(L1, L2, 40)
         al = ns.optimal_allocation([L1, L2], sc_val, 40)
         at_cross[(L1, L2)] = mpmath.nstr(abs(al.sigmas[0] - al.sigmas[1]) / sc_val, 3)
+        splits.append(abs(al.sigmas[0] - al.sigmas[1]) / sc_val)
         assert abs(al.sigmas[0] - al.sigmas[1]) < mpmath.mpf(10) ** -35 * sc_val  # 40-digit solve
     audit.ours(gaps, label="lambda(equal split) - (certified upper bound of lambda^min), sigma_* = 1")
     audit.ours(at_cross, label="|sigma_1 - sigma_2|/sigma_* at sigma_* = 2 s_c")
     audit.evidence(
-        "For every pair L1 < L2 in {3..7} at sigma_* = 1, lambda at the equal split exceeds a certified (interval) upper "
-        "bound of lambda^min. Exception: two equal shares need equal marginals, which happens at exactly one target, "
-        "sigma_* = 2 s_c (SymPy: marginal residual 0); there the 40-digit optimum is the equal split."
+        "For every pair L1 < L2 in {3..7} at sigma_* = 1, lambda at the equal split exceeds a certified (interval) "
+        f"upper bound of lambda^min (smallest margin {mpmath.nstr(min(margins), 3)}). Exception: two equal shares need "
+        "equal marginals, which happens at exactly one target, sigma_* = 2 s_c (SymPy: marginal residual 0); there "
+        f"the 40-digit optimum is the equal split (largest |sigma_1 - sigma_2|/sigma_* {mpmath.nstr(max(splits), 2)}, "
+        "tolerance 1e-35)."
     )
     assert sc["residual"] == 0
 
@@ -126,8 +132,8 @@ def test_equal_split_not_optimal(audit):
     "MP-5.1.share",
     reading=(
         "Read at the paper's running target scale sigma_* = 1 (the setting of Figures 4, 8 and 9). Read literally for "
-        "every mode sigma_*i it fails below a crossover 2 s_c(L1, L2) = 2((L2-1)/(L1-1))^{L1 L2/(2(L1-L2))} "
-        "(0.112 for (3, 7), 0.176 for (3, 4)), where the deeper pathway carries the larger share."
+        "every mode sigma_*i it fails below a crossover 2 s_c(L1, L2) = 2((L2-1)/(L1-1))^{L1 L2/(2(L1-L2))} (the "
+        "values per pair are in the evidence), where the deeper pathway carries the larger share."
     ),
 )
 def test_shallow_carries_most(audit):
@@ -138,10 +144,13 @@ def test_shallow_carries_most(audit):
     audit.ours({p: mpmath.nstr(v, 6) for p, v in cross.items()}, label="sigma_* below which the deeper pathway carries more (2 s_c)")
     audit.ours([mpmath.nstr(v, 8) for v in small.sigmas], label="other reading: (3, 7), sigma_* = 0.05: (sigma_shallow, sigma_deep)")
     audit.evidence(
-        "50-digit solutions of (18). The shallow allocation (mu/(2(L1-1)))^{L1/(L1-2)} has the larger exponent, so it "
-        "overtakes the deep one exactly at sigma_* = 2 s_c (SymPy); both pathways always get a positive share, i.e. "
-        "more mass in the deep pathway than winner-takes-all. Asserted: the statement at sigma_* = 1 for every pair in "
-        "{3..7}^2 with L1 < L2, every crossover below 1, and the reversal below the crossover (the other reading)."
+        "50-digit solutions of (18). The shallow allocation (mu/(2(L1-1)))^{L1/(L1-2)} has the larger exponent, so "
+        "it overtakes the deep one exactly at sigma_* = 2 s_c (SymPy); both pathways always get a positive share, "
+        "i.e. more mass in the deep pathway than winner-takes-all. Asserted: the statement at sigma_* = 1 for every "
+        "pair in {3..7}^2 with L1 < L2, every crossover below 1, and the reversal below the crossover (the other "
+        f"reading). Crossovers 2 s_c: {mpmath.nstr(cross[(3, 7)], 3)} for (3, 7), {mpmath.nstr(cross[(3, 4)], 3)} for "
+        f"(3, 4), largest {mpmath.nstr(max(cross.values()), 3)}; at sigma_* = 0.05 below the (3, 7) crossover the "
+        f"(shallow, deep) split is ({mpmath.nstr(small.sigmas[0], 4)}, {mpmath.nstr(small.sigmas[1], 4)})."
     )
     assert all(a.sigmas[0] > a.sigmas[1] for a in at1.values())
     assert all(v < 1 for v in cross.values())  # sigma_* = 1 lies above every crossover
@@ -163,12 +172,15 @@ def test_numeric_solution(audit):
     roots = [r for r in sp.Poly(mu**3 / 64 + mu**2 / 36 - 1, mu).real_roots() if r > 0]
     exact = sp.N(roots[0], 50)
     num = ns.optimal_allocation([3, 4], 1, 50).mu
+    with mpmath.workdps(60):
+        cubic_gap = abs(mpmath.mpf(str(exact)) - num)
     audit.ours(widths, label="width of the certified enclosure of lambda^min")
     audit.ours(exact, label="(3, 4): mu from the cubic mu^3/64 + mu^2/36 = 1 (closed form in radicals)")
     audit.evidence(
         "Certified interval bisection (numerics.intervals.certified_decreasing_root) encloses mu, then sigma_h and "
         "lambda^min, for all pairs in {3..7}^2, the triple (3, 5, 7) and (3, 3, 4, 6) at sigma_* = 1; the 40-digit "
-        "solver's value lies inside every enclosure. For (3, 4) the exact cubic root agrees with the solver to 1e-45."
+        f"solver's value lies inside every enclosure (widest enclosure {max(widths.values(), key=float)}). For (3, 4) "
+        f"the exact cubic root agrees with the solver to {mpmath.nstr(cubic_gap, 2)} (tolerance 1e-45)."
     )
     with mpmath.workdps(60):
         assert abs(mpmath.mpf(str(exact)) - num) < mpmath.mpf(10) ** -45  # 50-digit solve
@@ -188,10 +200,12 @@ def test_shallow_single_path_is_sharper_ours(audit):
     audit.ours(shown, label="(shallow, deep) single-path sharpness at sigma_* = 1")
     audit.ours({p: mpmath.nstr(c, 6) for p, c in cross.items()}, label="sigma_* below which the shallow single path is sharper")
     audit.evidence(
-        "Eq. (17) with the whole mode in one pathway. SymPy: log(shallow/deep) = log(L1/L2) + (2/L2 - 2/L1) log sigma_*, "
-        "zero at sigma_c and decreasing in sigma_*; at sigma_* = 1 the ratio is L1/L2 < 1. Our side (this check): at "
-        "sigma_* = 1 each single-path sharpness is L_h (20 digits) and every crossover lies below 1. The paper's side "
-        "asserts its ordering at sigma_* = 1 for every pair L1 < L2 in {3..7}."
+        "Eq. (17) with the whole mode in one pathway. SymPy: log(shallow/deep) = log(L1/L2) + (2/L2 - 2/L1) log "
+        "sigma_*, zero at sigma_c and decreasing in sigma_*; at sigma_* = 1 the ratio is L1/L2 < 1. Our side (this "
+        "check): at sigma_* = 1 each single-path sharpness is L_h (20 digits; (3, 7): "
+        f"{mpmath.nstr(vals[(3, 7)][0], 6)} versus {mpmath.nstr(vals[(3, 7)][1], 6)}) and every crossover lies below 1 "
+        f"(sigma_c = {mpmath.nstr(cross[(3, 7)], 3)} for (3, 7), largest {mpmath.nstr(max(cross.values()), 3)}). The "
+        "paper's side asserts its ordering at sigma_* = 1 for every pair L1 < L2 in {3..7}."
     )
     assert spc["log_ratio_at_c"] == 0
     with mpmath.workdps(30):
@@ -204,8 +218,9 @@ def test_shallow_single_path_is_sharper_ours(audit):
     "MP-5.3.sharper",
     reason=(
         "Single-path sharpness is L_h sigma_*^{2-2/L_h}; the shallow one is sharper only for sigma_* < sigma_c = "
-        "(L2/L1)^{L1 L2/(2(L1-L2))} (0.108 for (3, 7)). At sigma_* = 1 (the setting of the figures) it is L_h itself, so "
-        "the deep single-path minimum is the sharper one (7 versus 3); the exponent argument ignores the factor L_h."
+        "(L2/L1)^{L1 L2/(2(L1-L2))}. At sigma_* = 1 (the setting of the figures) it is L_h itself, so the deep "
+        "single-path minimum is the sharper one; the exponent argument ignores the factor L_h (measured values in the "
+        "evidence)."
     ),
 )
 def test_shallow_single_path_is_sharper_paper():
@@ -274,11 +289,15 @@ def test_growth_rate_heterogeneous(audit):
         traj[T] = (a[0] ** 3, a[1] ** 7)
     audit.ours(rate0, label="initial rates (L1, L2) = (3, 7), sigma_h(0) = 1e-3")
     audit.ours({T: tuple(float(f"{v:.4g}") for v in s) for T, s in traj.items()}, label="GF (sigma_1, sigma_2) at time T")
+    pl, ee = rate0["per-layer"], rate0["end-to-end"]
+    sT = traj[max(traj)]
     audit.evidence(
-        "SymPy: da_h/dt = -r sigma_h^{(L_h-1)/L_h} and d sigma_h/dt = -L_h r sigma_h^{2-2/L_h} (residuals 0). With equal "
-        "start sigma_h(0) = 1e-3 (Section 5.3) the shallow pathway's rates are larger (per-layer 1.0e-2 vs 2.7e-3, "
-        "end-to-end 3.0e-4 vs 5.0e-5); integrating the GF (DOP853, rtol 1e-12) the ratio sigma_1/sigma_2 grows "
-        "monotonically and the shallow pathway takes most of the target."
+        "SymPy: da_h/dt = -r sigma_h^{(L_h-1)/L_h} and d sigma_h/dt = -L_h r sigma_h^{2-2/L_h} (residuals 0). "
+        f"With equal start sigma_h(0) = {alpha:g} (Section 5.3) the shallow pathway's rates are larger (per-layer "
+        f"{pl[0]:.1e} vs {pl[1]:.1e}, end-to-end {ee[0]:.1e} vs {ee[1]:.1e}); integrating the GF (DOP853, rtol 1e-12) "
+        f"the ratio sigma_1/sigma_2 grows monotonically over T = {', '.join(f'{T:g}' for T in traj)} to "
+        f"{sT[0] / sT[1]:.0f}, and the shallow pathway carries sigma_1 = {sT[0]:.3f} of sigma_* = 1 at T = "
+        f"{max(traj):g} (the deep one {sT[1]:.1e})."
     )
     assert g["per_layer_residual"] == 0 and g["end_to_end_residual"] == 0
     assert rate0["per-layer"][0] > rate0["per-layer"][1] and rate0["end-to-end"][0] > rate0["end-to-end"][1]

@@ -97,14 +97,15 @@ def test_mode_eigenvalue(audit):
     audit.ours(d1, label="d = 1 symbolic eigenvalues {value: multiplicity}, (H, L)")
     audit.ours(max(errs), label="float64 relative error of u_i^T-mode entries of J J^T vs (13)")
     audit.evidence(
-        "Exact: the loss in all H L d^2 entries is differentiated twice at rational depth-balanced minima (d = 2, H = 2, "
-        "L = 2 and 3; U != V); the Hessian equals J^T J (J = d vec M/d theta), the mode-1 loss has a rank-one Hessian "
-        "with trace L sum_h a_h1^{2L-2}, the direction J^T vec(U e_1 e_1^T V^T) is an eigenvector with eigenvalue "
-        "lambda_1, and J J^T in the orthonormal basis U e_i e_j^T V^T has diagonal (i,i) entries lambda_i. d = 1 with "
-        "symbolic a_h: one nonzero eigenvalue L sum_h a_h^{2L-2}. d sigma/d sigma^(l) = sigma^{1-1/L} for L = 1..6. "
-        "Float64, four random instances up to d = 4: agreement to 64 eps relative. A finite-difference Hessian of the "
-        "loss (central differences of the gradient, h = 1e-5; d = 2, H = 2, L = 3, 24 parameters) has its 4 nonzero "
-        "eigenvalues at {lambda_1, lambda_2, K_12, K_21} to 1e-6."
+        "Exact: the loss in all H L d^2 entries is differentiated twice at rational depth-balanced minima (d = 2, H = "
+        "2, L = 2 and 3; U != V); the Hessian equals J^T J (J = d vec M/d theta), the mode-1 loss has a rank-one "
+        "Hessian with trace L sum_h a_h1^{2L-2}, the direction J^T vec(U e_1 e_1^T V^T) is an eigenvector with "
+        "eigenvalue lambda_1, and J J^T in the orthonormal basis U e_i e_j^T V^T has diagonal (i,i) entries lambda_i. "
+        "d = 1 with symbolic a_h: one nonzero eigenvalue L sum_h a_h^{2L-2}. d sigma/d sigma^(l) = sigma^{1-1/L} "
+        f"for L = 1..6. Float64, four random instances up to d = 4: agreement to {max(errs) / EPS:.1f} eps relative "
+        "(tolerance 64 eps). A finite-difference Hessian of the loss (central differences of the gradient, h = 1e-5; "
+        f"d = 2, H = 2, L = 3, {sum(W.size for ly in Ws for W in ly)} parameters) has its top 4 eigenvalues at "
+        f"{{lambda_1, lambda_2, K_12, K_21}} to {fd_err:.1e} relative (tolerance 1e-6)."
     )
     for row in rows.values():
         assert row["H == J^T J"] and row["T^T T == I"] and row["H v == lambda_1 v"]
@@ -132,7 +133,8 @@ def test_sharpness_is_max_mode(audit):
             "entries == K_ij": [B[i * d + j, i * d + j] for i in range(d) for j in range(d)] == [K[i][j] for i in range(d) for j in range(d)],
             "max eigenvalue": max(K[i][j] for i in range(d) for j in range(d)),
             "max_i lambda_i": max(out["lambda"]),
-            "nonzero eigenvalues": d * d,
+            "nonzero eigenvalues": sum(1 for q in range(d * d) if B[q, q] != 0),
+            "cross-mode (K_12, K_21)": (K[0][1], K[1][0]),
         }
     ident = dsh.cross_mode_bound()["identity"]
     rel = []
@@ -157,11 +159,16 @@ def test_sharpness_is_max_mode(audit):
     audit.ours(max(ratio) if ratio else "none", label="largest K_ij / ((lambda_i + lambda_j)/2), i != j")
     audit.evidence(
         "Exact (d = 2, H = 2, L = 2, 3): J J^T is diagonal in the basis U e_i e_j^T V^T with entries K_ij, K_ii = "
-        "lambda_i; the full Hessian has d^2 = 4 nonzero eigenvalues, the two cross-mode ones equal and below the "
-        "larger lambda_i. Pairing identity x^{L-1} + y^{L-1} - x^{L-l}y^{l-1} - x^{l-1}y^{L-l} = (x^{L-l} - y^{L-l})"
-        "(x^{l-1} - y^{l-1}) >= 0 (symbolic L, l) gives K_ij <= (lambda_i + lambda_j)/2. Hypothesis (40 derandomised "
-        "cases, d <= 4, H <= 3, L <= 5): the whole spectrum of J J^T equals {K_ij} to 256 eps and its maximum is "
-        "max_i lambda_i; so the linearised GD map has eigenvalues 1 - eta K_ij and 1, stable iff eta max_i lambda_i < 2."
+        "lambda_i; the full Hessian has "
+        + "; ".join(f"at L = {k[2]} {row['nonzero eigenvalues']} nonzero eigenvalues (d^2 = 4), the two cross-mode "
+                    f"ones {row['cross-mode (K_12, K_21)'][0]} and {row['cross-mode (K_12, K_21)'][1]} against max "
+                    f"lambda_i = {row['max_i lambda_i']}" for k, row in exact.items())
+        + ". Pairing identity x^{L-1} + y^{L-1} - x^{L-l}y^{l-1} - x^{l-1}y^{L-l} = (x^{L-l} - y^{L-l})"
+        "(x^{l-1} - y^{l-1}) >= 0 (symbolic L, l) gives K_ij <= (lambda_i + lambda_j)/2. Hypothesis (40 "
+        "derandomised cases, d <= 4, H <= 3, L <= 5): the whole spectrum of J J^T equals {K_ij} to 256 eps and its "
+        f"maximum is max_i lambda_i to {max(rel) / EPS:.1f} eps relative (largest K_ij / ((lambda_i + lambda_j)/2), i "
+        f"!= j: {max(ratio) if ratio else float('nan'):.16f}); so the linearised GD map has eigenvalues 1 - eta K_ij "
+        "and 1, stable iff eta max_i lambda_i < 2."
     )
     assert ident == 0
     for row in exact.values():
@@ -203,13 +210,14 @@ def test_equal_split_minimum(audit):
     audit.ours(es["depth2"], label="L = 2: lambda(s) for H = 2 (independent of the split)")
     audit.ours(sp.nsimplify(es["convexity"].subs(L, R(3, 2))), label="p(p-1) at L = 3/2 (negative: concave, equal split maximal)")
     audit.evidence(
-        "SymPy: lambda at sigma_h = sigma_*/H simplifies to L H^{2/L-1} sigma_*^{2-2/L} (residual 0); the equal split "
-        "is stationary for every L; x^p has second derivative p(p-1)x^{p-2} = 2(L-1)(L-2)/L^2 x^{p-2} > 0 for L > 2, "
-        "so by strict convexity (Jensen) the equal split is the unique minimiser. Exact gaps at rational splits "
-        "(L = 4, H = 3) are positive; hypothesis (40 derandomised splits, L = 3..12, H = 2..6, sigma_* in [0.05, 20], "
-        "40 digits) never beats lambda_min. Scope: at L = 2, lambda = 2 sigma_* for every split (all minimise); at L = 1 "
-        "the Hessian eigenvalue is H for every split (J_i = (1,...,1)), which (13) reproduces only with 0^0 = 1; for "
-        "1 < L < 2 (not a depth) the equal split maximises. The paper states the theorem for L > 2 only."
+        "SymPy: lambda at sigma_h = sigma_*/H simplifies to L H^{2/L-1} sigma_*^{2-2/L} (residual 0); the equal "
+        "split is stationary for every L; x^p has second derivative p(p-1)x^{p-2} = 2(L-1)(L-2)/L^2 x^{p-2} > 0 "
+        "for L > 2, so by strict convexity (Jensen) the equal split is the unique minimiser. Exact gaps at rational "
+        f"splits (L = 4, H = 3) are positive (smallest {sp.N(min(exact_gaps), 4)}); hypothesis (40 derandomised "
+        "splits, L = 3..12, H = 2..6, sigma_* in [0.05, 20], 40 digits) never beats lambda_min (smallest relative gap "
+        f"{min(mins):.3g}). Scope: at L = 2, lambda = 2 sigma_* for every split (all minimise); at L = 1 the Hessian "
+        "eigenvalue is H for every split (J_i = (1,...,1)), which (13) reproduces only with 0^0 = 1; for 1 < L < 2 "
+        "(not a depth) the equal split maximises. The paper states the theorem for L > 2 only."
     )
     assert es["residual_15"] == 0 and es["two_path_slope_at_half"] == 0
     assert sp.simplify(es["convexity"] - 2 * (L - 2) * (L - 1) / L**2) == 0
@@ -234,9 +242,10 @@ def test_reduction_factor(audit):
     audit.ours({"d/dH / ratio": rf["dH_over_ratio"], "d/dL / ratio": rf["dL_over_ratio"]})
     audit.ours({k: grid[k] for k in [(2, 3), (2, 20), (8, 3), (8, 20), (1, 7)]}, 12, label="H^{2/L-1} at (H, L)")
     audit.evidence(
-        "SymPy: L H (sigma/H)^{2-2/L} / (L sigma^{2-2/L}) = H^{2/L-1}; d/dH = (2/L - 1)/H x ratio < 0 for L > 2 and "
-        "d/dL = -2 log(H)/L^2 x ratio < 0 for H > 1. Grid H = 1..8, L = 2..20 at 30 digits: strictly decreasing in H "
-        "(L >= 3) and in L (H >= 2), below 1 for H >= 2, L >= 3; at H = 1 the ratio is 1."
+        "SymPy: L H (sigma/H)^{2-2/L} / (L sigma^{2-2/L}) = H^{2/L-1}; d/dH = (2/L - 1)/H x ratio < 0 for L > 2 "
+        "and d/dL = -2 log(H)/L^2 x ratio < 0 for H > 1. Grid H = 1..8, L = 2..20 at 30 digits: strictly decreasing "
+        "in H (L >= 3) and in L (H >= 2), below 1 for H >= 2, L >= 3; at H = 1 the ratio is "
+        f"{', '.join(sorted({mpmath.nstr(grid[(1, Ln)], 12) for Ln in range(2, 21)}))} for every L = 2..20."
     )
     assert sp.simplify(rf["ratio"] - H ** (2 / L - 1)) == 0
     assert sp.simplify(rf["dH_over_ratio"] - (2 / L - 1) / H) == 0
@@ -257,9 +266,12 @@ def test_strict_reduction_for_L_ge_3(audit):
     audit.ours({k: v for k, v in rows.items() if k[1] == 2}, label="equal / one-path, H = 2, L = 1..7")
     audit.ours(depth1, label="L = 1, H = 3, d = 1: Hessian eigenvalues at any zero-loss split")
     audit.evidence(
-        "Exact ratios (equal split)/(one path) = H^{2/L-1} for L = 1..7, H = 2..5: strictly below 1 for every L >= 3; "
-        "exactly 1 at L = 2 (no reduction, which is why the theorem needs L > 2); H at L = 1 (where, moreover, the true "
-        "one-path eigenvalue is H, not L sigma^{2-2/L} = 1, because a depth-1 pathway has Jacobian 1 at sigma_h = 0)."
+        "Exact ratios (equal split)/(one path) = H^{2/L-1} for L = 1..7, H = 2..5: strictly below 1 for every L >= "
+        f"3 (largest {sp.N(max(rows[(Ln, Hn)] for Ln in range(3, 8) for Hn in range(2, 6)), 6)}); exactly 1 at L = 2 "
+        "(no reduction, which is why the theorem needs L > 2); at L = 1 they are "
+        f"{[rows[(1, Hn)] for Hn in range(2, 6)]} for H = 2..5, i.e. H (where, moreover, the true one-path eigenvalue "
+        "is H, not L sigma^{2-2/L} = 1, because a depth-1 pathway has Jacobian 1 at sigma_h = 0: Hessian "
+        f"eigenvalues {{value: multiplicity}} = {depth1} at H = 3)."
     )
     assert strict
     assert all(rows[(2, Hn)] == 1 for Hn in range(2, 6))
@@ -287,9 +299,10 @@ def test_single_path_is_sharpest(audit):
     prop()
     audit.ours(max(seen), label="largest lambda(split)/lambda(one path) over random splits")
     audit.evidence(
-        "lambda = L sum_h sigma_h^p is convex on the simplex sum_h sigma_h = sigma_* for p = 2 - 2/L > 1, so its maximum "
-        "is at a vertex (a single-path allocation; all vertices give L sigma_*^p) and its minimum at the equal split "
-        "(MP-4.2). Hypothesis (40 derandomised splits, L = 3..10, H = 2..6, 40 digits): never above the one-path value."
+        "lambda = L sum_h sigma_h^p is convex on the simplex sum_h sigma_h = sigma_* for p = 2 - 2/L > 1, so its "
+        "maximum is at a vertex (a single-path allocation; all vertices give L sigma_*^p) and its minimum at the "
+        "equal split (MP-4.2). Hypothesis (40 derandomised splits, L = 3..10, H = 2..6, 40 digits): never above the "
+        f"one-path value (largest ratio {max(seen):.15f})."
     )
     assert max(seen) <= 1 + 1e-30
 
@@ -340,10 +353,13 @@ def test_stability_window(audit):
     audit.ours(tops, label="largest full-Hessian eigenvalue (d = 2, H = 2, L = 3)")
     audit.ours({"2/S_1": 2 / S1n, "eta": eta, "2/lambda_min": 2 / lam_min})
     audit.evidence(
-        "SymPy: lambda_1^min = H^{2/L-1} S_1. For H >= 2 and L > 2 the factor is < 1 (MP-4.16), so the window (51) is "
-        "non-empty. Full 2 x 2 parametrisation, H = 2, L = 3, sigma_* = (1, 0.5): the single-path minimum has top "
-        "Hessian eigenvalue S_1 = 3 and the equal split lambda_min = 3 * 2^{-1/3}; at eta in the middle of the window "
-        "eta * 3 > 2 (unstable) and eta * lambda_min < 2 (stable). Float64 eigenvalues to 1e-12."
+        "SymPy: lambda_1^min = H^{2/L-1} S_1. For H >= 2 and L > 2 the factor is < 1 (MP-4.16), so the window (51) "
+        "is non-empty. Full 2 x 2 parametrisation, H = 2, L = 3, sigma_* = (1, 0.5): the single-path minimum has top "
+        f"Hessian eigenvalue {tops['one-path']:.12f} (S_1 = 3) and the equal split {tops['equal']:.12f} (lambda_min = "
+        f"3 * 2^{{-1/3}} = {lam_min:.12f}); at eta = {eta:.4f}, the middle of the window, eta * top = "
+        f"{eta * tops['one-path']:.4f} (unstable, > 2) and {eta * tops['equal']:.4f} (stable, < 2). Float64 "
+        f"eigenvalues to {max(abs(tops['one-path'] - S1n) / S1n, abs(tops['equal'] - lam_min) / lam_min):.1e} relative "
+        "(tolerance 1e-12)."
     )
     assert ident == 0
     assert abs(tops["one-path"] - S1n) < 1e-12 * S1n and abs(tops["equal"] - lam_min) < 1e-12 * lam_min  # eigvalsh
@@ -369,7 +385,8 @@ def test_normalised_ceilings(audit):
     audit.ours(max(errs), label="eta_max vs min(2/lambda_1^min, eta_WCR) at 20 digits")
     audit.evidence(
         "SymPy: (2/lambda_1^min) S_1 = 2 H^{1-2/L}; eta_WCR S_1 = gamma_WCR(L) by Eq. (20) (MP-6.21). eta_max of "
-        "numerics.multipath.sharpness agrees with min(2/lambda_1^min, gamma_WCR(L)/S_1) computed directly, to 1e-18."
+        "numerics.multipath.sharpness agrees with min(2/lambda_1^min, gamma_WCR(L)/S_1) computed directly, to "
+        f"{mpmath.nstr(max(errs), 2)} relative (tolerance 1e-18)."
     )
     assert sp.simplify(gamma_bal - 2 * H ** (1 - 2 / L)) == 0
     assert max(errs) < mpmath.mpf(10) ** -18  # 20-digit results
@@ -388,9 +405,12 @@ def test_which_ceiling_binds(audit):
     gap = min(abs(row["gamma_balanced"] - row["gamma_wcr"]) for row in table)
     audit.evidence(
         f"Grid H = 2..8 x L = 2..20 at 12 digits; smallest |2H^(1-2/L) - gamma_WCR(L)| = {mpmath.nstr(gap, 3)} (no "
-        f"near-ties). First L where gamma_WCR binds, per H: {first_wcr}; before it 2H^(1-2/L) binds, and for H = 2, 3 it "
-        "binds throughout. 2H^(1-2/L) increases in L for every H >= 2 and gamma_WCR(L) increases in L (MP-6.3.mono). "
-        "At L = 2 the balanced ceiling is 2 < gamma_WCR(2) = 3.196 for every H."
+        f"near-ties). First L where gamma_WCR binds, per H: {first_wcr}; before it 2H^(1-2/L) binds, and for H = "
+        f"{', '.join(str(H) for H, L0 in first_wcr.items() if L0 is None)} it binds throughout. 2H^(1-2/L) increases "
+        "in L for every H >= 2 and gamma_WCR(L) increases in L (MP-6.3.mono). At L = 2 the balanced ceiling is "
+        f"{', '.join(sorted({mpmath.nstr(by[(H, 2)]['gamma_balanced'], 6) for H in range(2, 9)}))} < gamma_WCR(2) = "
+        f"{mpmath.nstr(by[(2, 2)]['gamma_wcr'], 4)} for every H (binding at L = 2: "
+        f"{sorted({by[(H, 2)]['binding'] for H in range(2, 9)})})."
     )
     assert inc_bal and inc_wcr
     assert kinds == {"balanced", "wcr"}
@@ -415,10 +435,13 @@ def test_depth_raises_eta_max(audit):
     audit.ours(ranks, label="rank for H = 4, sigma_* = (1, 0.9, ..., 0.4), by L")
     audit.ours(absolute, 8, label="absolute eta_max, H = 2, sigma_* = 1 (decreasing in L)")
     audit.evidence(
-        "Grid H = 2..8, L = 2..20 (12 digits): gamma_max(L) = min(2H^{1-2/L}, gamma_WCR(L)) strictly increases with L, and "
-        "the re-balancing threshold rho_c(L) = (2/gamma_max)^{L/(2L-2)} on sigma_*p/sigma_*1 strictly decreases, so the "
-        "number of re-balanced modes is non-decreasing in L for every spectrum (at L = 2 no mode re-balances: "
-        "gamma_max = 2). In absolute units at sigma_*1 = 1 eta_max = gamma_max/L falls with depth."
+        "Grid H = 2..8, L = 2..20 (12 digits): gamma_max(L) = min(2H^{1-2/L}, gamma_WCR(L)) strictly increases with "
+        "L, and the re-balancing threshold rho_c(L) = (2/gamma_max)^{L/(2L-2)} on sigma_*p/sigma_*1 strictly "
+        f"decreases, so the number of re-balanced modes is non-decreasing in L for every spectrum (at L = 2 {ranks[2]} "
+        "modes re-balance in the H = 4 example: gamma_max = "
+        f"{', '.join(sorted({mpmath.nstr(by[(H, 2)], 6) for H in range(2, 9)}))} for every H). In absolute units at "
+        "sigma_*1 = 1 eta_max = gamma_max/L falls with depth (H = 2: "
+        f"{', '.join(mpmath.nstr(v, 4) for v in absolute.values())} at L = {', '.join(map(str, absolute))})."
     )
     assert inc and dec
     assert all(ranks[a] <= ranks[b] for a, b in zip([2, 3, 5, 10], [3, 5, 10, 20]))

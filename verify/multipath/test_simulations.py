@@ -134,11 +134,13 @@ def test_small_step_winner_takes_all(sim, audit, fig1_runs, scales):
     audit.ours(float(coarse.final_sigma[1, 0]), 4, label="sensitivity, not asserted: sigma_21 at alpha_1 = 1e-3, eta S_1 = 1.8")
     audit.ours({"sigma_21": e_sig, "lambda": e_lam}, 3, label="largest relative deviation from the GF leaf's zero-loss point")
     audit.evidence(
-        "Mode recursion (54), L = 20, H = 2, sigma_* = 1, alpha_2 = 0.9 alpha_1, run to |r| < 1e-12. The winner carries "
-        ">= 99% and lambda/S_1 >= 0.99; the end point is the zero-loss point of the GF leaf through the initialisation "
-        "(conserved q_h = a_h^{2-L} differences, Proposition E.3): sigma_21 to 1.2%, lambda to 3e-5: GD tracks GF. At "
-        "alpha_1 = 1e-3 the loser keeps 1.3%: at depth 20 'near zero' needs a small initialisation (the leaf gap "
-        "alpha_2^{-0.9} - alpha_1^{-0.9} sets the loser's share)."
+        f"Mode recursion (54), L = {L20}, H = {H2}, sigma_* = {SIG:g}, alpha_2 = {ASYM} alpha_1, run to |r| < "
+        f"{TOL_R:g}. The winner carries >= {min(v[0] for v in rows.values()):.2%} and lambda/S_1 >= "
+        f"{min(v[2] for v in rows.values()):.4f} (asserted: >= 99% and >= 0.99); the end point is the zero-loss point "
+        "of the GF leaf through the initialisation (conserved q_h = a_h^{2-L} differences, Proposition E.3): "
+        f"sigma_21 to {e_sig:.1%}, lambda to {e_lam:.0e}: GD tracks GF. At alpha_1 = 1e-3 the loser keeps "
+        f"{float(coarse.final_sigma[1, 0]) / SIG:.1%}: at depth {L20} 'near zero' needs a small initialisation (the "
+        "leaf gap alpha_2^{-0.9} - alpha_1^{-0.9} sets the loser's share)."
     )
     assert e_sig <= 0.05  # GD leaves its GF leaf by O(eta) per unit GF time: measured <= 1.2% at eta S_1 = 1.8
     assert e_lam <= 5e-3  # the same drift in lambda is (2-2/L) sigma_21-weighted: measured <= 3e-5
@@ -157,11 +159,16 @@ def test_large_step_sharpness_converges_to_2_over_eta(audit, fig1_runs, scales):
     spread = max(float(np.abs(finals[(a, g)] - finals[(scales[0], g)]).max()) for g in GAMMA_EOS for a in scales)
     audit.ours({k: round(v, 5) for k, v in ratios.items()}, label="(alpha_1, eta S_1) -> lambda_final / (2/eta)")
     audit.ours(spread, 3, label="largest change of the end point between initial scales")
+    # the alternatives' distance from 2/eta, in the same units lambda eta/2: S_1 eta/2 = gamma/2, lambda_min eta/2
+    alt_s1 = min(abs(g / 2 - 1) for g in GAMMA_EOS)
+    alt_lmin = min(abs(LMIN * g / (2 * S1) - 1) for g in GAMMA_EOS)
     audit.evidence(
-        "Mode recursion (54), L = 20, H = 2, run to |r| < 1e-12: lambda_final eta/2 lies in [0.986, 0.999] for every "
-        "eta S_1 in 2.2..3.5 and every scale, i.e. the run stops just inside the stability boundary (the drift outlasts "
-        "the decaying oscillation slightly); the end point does not depend on the initial scale (the EoS phase "
-        "forgets the GF leaf: the end points agree to ~1e-10). Tolerance 3%: the two alternatives, S_1 and lambda_min, are >= 10% and >= 4.5% away."
+        f"Mode recursion (54), L = {L20}, H = {H2}, run to |r| < {TOL_R:g}: lambda_final eta/2 lies in "
+        f"[{min(ratios.values()):.4f}, {max(ratios.values()):.4f}] for every eta S_1 in "
+        f"{GAMMA_EOS[0]}..{GAMMA_EOS[-1]} and every scale, i.e. the run stops just inside the stability boundary (the "
+        "drift outlasts the decaying oscillation slightly); the end point does not depend on the initial scale (the "
+        f"EoS phase forgets the GF leaf: the end points agree to {spread:.1e}). Tolerance 3%: the two alternatives, "
+        f"S_1 and lambda_min, are >= {alt_s1:.1%} and >= {alt_lmin:.1%} away."
     )
     assert all(0.97 <= r <= 1 + 1e-9 for r in ratios.values())  # converges to 2/eta from below (3%: see evidence)
     assert spread < 1e-3  # memory of the initialisation is lost in the EoS phase (observed ~4e-11)
@@ -183,10 +190,13 @@ def test_two_phases(audit, fig1_runs, scales):
             assert peak > 2 / eta and peak >= 0.9 * S1  # the sharpness rises near S_1 and exceeds 2/eta
             assert np.sort(s[-1])[0] >= 0.1 * SIG  # Phase 2 transferred signal to the other pathway
     audit.ours(rows, label="(alpha_1, eta S_1) -> (dominant share at sigma_1 = 0.9, peak lambda/S_1, peak lambda eta/2, final minor share)")
+    every = int(np.median(np.diff(fig1_runs[(scales[0], 2.8)].t)))
     audit.evidence(
-        "Records every 20 steps (quick profile). For eta S_1 = 2.8, 3.2, 3.5 the mode is learned almost entirely by pathway 1 (share "
-        ">= 0.9 when sigma_1 first reaches 0.9), the sharpness then peaks above S_1 (the overshoot a > w_* makes it "
-        "exceed S_1) and far above 2/eta, and the end point has the minor pathway at >= 0.19."
+        f"Records every {every} steps. For eta S_1 = 2.8, 3.2, 3.5 the mode is learned almost entirely by pathway 1 "
+        f"(share >= {min(v[0] for v in rows.values()):.4f} when sigma_1 first reaches 0.9), the sharpness then peaks "
+        f"at >= {min(v[1] for v in rows.values()):.3f} S_1 (the overshoot a > w_* makes it exceed S_1) and >= "
+        f"{min(v[2] for v in rows.values()):.3f} x 2/eta, and the end point has the minor pathway at >= "
+        f"{min(v[3] for v in rows.values()):.4f}."
     )
 
 
@@ -204,11 +214,13 @@ def test_partial_balance_at_stopping_boundary(audit, fig1_runs, scales):
             assert s_pred - 0.02 <= s_fin <= s_pred + 1e-9  # at (just inside) the boundary lambda = 2/eta (measured <= 0.0125)
         assert all(b < a for a, b in zip(shares, shares[1:]))  # more balanced as eta grows
     audit.ours(rows, label="(alpha_1, eta S_1) -> (dominant share of our run, share where lambda = 2/eta on the zero-loss line)")
+    inside = {k: p - f for k, (f, p) in rows.items()}
+    k_lo, k_hi = min(inside, key=inside.get), max(inside, key=inside.get)
     audit.evidence(
         "The stopping boundary is the zero-loss point s with L(s^p + (1-s)^p) = 2/eta, p = 2 - 2/L (gd.halting_point, "
-        "30 digits). Our runs stop 0.0005 (eta S_1 = 2.2) to 0.0125 (3.5) inside it, on the balanced side, and the "
-        "dominant share decreases strictly with eta. Tolerance 0.02 in share: the drift continues while the oscillation "
-        "decays, which moves the end point inwards by O(oscillation amplitude)."
+        f"30 digits). Our runs stop {inside[k_lo]:.4f} (eta S_1 = {k_lo[1]}) to {inside[k_hi]:.4f} ({k_hi[1]}) inside "
+        "it, on the balanced side, and the dominant share decreases strictly with eta. Tolerance 0.02 in share: the "
+        "drift continues while the oscillation decays, which moves the end point inwards by O(oscillation amplitude)."
     )
 
 
@@ -228,10 +240,14 @@ def test_eta_balanced_reaches_balanced_minimum(audit, fig1_runs, scales):
         assert abs(lam / LMIN - 1) <= 0.01  # sharpness lambda_min within 1%
         assert gap_end <= 0.5 * gap_10  # still closing in: the imbalance halves between t/10 and t (marginal stability)
     audit.ours(rows, label="alpha_1 -> (sigma_11, sigma_21, |sigma_11 - sigma_21| at the end, largest over the last 90%, lambda(r=0)/lambda_min)")
+    steps = {int(fig1_runs[(sc, "bal")].steps) for sc in scales}
     audit.evidence(
-        "eta = 2/lambda_min exactly (eta lambda_min = 2: the balanced minimum is marginally stable, so the approach is "
-        "algebraic, not geometric; no early stop). After 3e6 steps (quick) the pathways differ by ~5e-4 and still "
-        "approach each other; lambda at the end point within 0.1% of lambda_min."
+        "eta = 2/lambda_min exactly (eta lambda_min = 2: the balanced minimum is marginally stable, so the approach "
+        f"is algebraic, not geometric; no early stop). After {', '.join(f'{n:,}' for n in sorted(steps))} steps the "
+        f"pathways differ by {min(v[2] for v in rows.values()):.1e}-{max(v[2] for v in rows.values()):.1e} and still "
+        f"approach each other (the gap at the end is at most {max(v[2] / v[3] for v in rows.values()):.2f} of the "
+        f"largest over the last 90%); lambda at the end point within {max(abs(v[4] - 1) for v in rows.values()):.2%} "
+        "of lambda_min."
     )
 
 
@@ -250,9 +266,12 @@ def test_figure2_trajectories(audit, fig1_runs, scales):
     lam = {k: round(gd.mode_sharpness(np.abs(v.final_sigma[:, 0]), [L20, L20]) / S1, 4) for k, v in panels.items()}
     audit.ours(ends, label=f"end points (sigma_11, sigma_21), alpha_1 = {sc:g}")
     audit.ours(lam, label="lambda_max / S_1 at the end")
-    audit.evidence("Figures mp_fig1, mp_fig2 (our runs; black: S_1, 2/eta, lambda_min, zero-loss line, balanced point, "
-                   "predicted stopping point). Left: sigma_21 <= 1% of sigma_11; middle and right: lambda_max < 0.75 S_1.")
     left, mid, right = panels.values()
+    mid_right = [lam[k] for k in list(panels)[1:]]
+    audit.evidence("Figures mp_fig1, mp_fig2 (our runs; black: S_1, 2/eta, lambda_min, zero-loss line, balanced point, "
+                   f"predicted stopping point). Left: sigma_21 = {left.final_sigma[1, 0] / left.final_sigma[0, 0]:.2%} "
+                   f"of sigma_11 (<= 1%); middle and right: lambda_max = {mid_right[0]:.4f} and {mid_right[1]:.4f} S_1 "
+                   "(< 0.75 S_1).")
     assert left.final_sigma[1, 0] <= 0.01 * left.final_sigma[0, 0]  # suppressed
     for run in (mid, right):
         s = np.abs(run.final_sigma[:, 0])
@@ -265,20 +284,24 @@ def test_figure2_trajectories(audit, fig1_runs, scales):
 def test_three_pathways_balance(sim, audit, profile):
     grid = np.logspace(-2, -8, 7)
     n = 2_000_000
-    out, worst = {}, {}
+    out, worst, flips = {}, {}, {}
     for L in (3, 5, 10, 20):
         eta = 2 / float(ns.lambda_min(3, L, SIG, 30))
-        ends = [sim.svs([L] * 3, [SIG], eta, a0 * ASYM ** np.arange(3), n, record_every=n).final_sigma[:, 0] for a0 in grid]
+        runs = [sim.svs([L] * 3, [SIG], eta, a0 * ASYM ** np.arange(3), n, record_every=n) for a0 in grid]
+        ends = [r.final_sigma[:, 0] for r in runs]
+        flips[L] = sum(r.flipped for r in runs)
         worst[L] = max(float(np.abs(e - SIG / 3).max()) for e in ends)
         out[L] = sum(bool(e.max() < 1e-3) for e in ends)
     audit.ours({L: round(v, 5) for L, v in worst.items()}, label="largest |sigma_h1 - 1/3| over the grid, by L")
-    audit.ours(out, label="runs (of 7) that end near the origin (all sigma_h1 < 1e-3), by L")
+    audit.ours(out, label=f"runs (of {grid.size}) that end near the origin (all sigma_h1 < 1e-3), by L")
+    of_wcr = {L: 2 * 3 ** (1 - 2 / L) / float(nw.gamma_wcr(L, 15)) for L in (10, 20)}
     audit.evidence(
-        "H = 3, eta = 2/lambda_1^min(H = 3): at L = 3 and 5 every initial scale ends at sigma_h1 = 1/3 to within 0.002. "
-        "At L = 10 (5 of 7 scales) and L = 20 (6 of 7) the run instead ends near the origin: eta S_1 = 2 H^{1-2/L} is "
-        "0.96 and 0.92 of gamma_WCR(L) there, so the worst overshoot 'returns close to zero' (Figure 9) without a sign "
-        "flip, and at depth L a per-layer value a that small needs ~a^{2-L}/(L-2) units of GF time to escape. Whether Figure 10 used such a "
-        "depth the text does not say."
+        "H = 3, eta = 2/lambda_1^min(H = 3): at L = 3 and 5 every initial scale ends at sigma_h1 = 1/3 to within "
+        f"{max(worst[3], worst[5]):.4f}. At L = 10 ({out[10]} of {grid.size} scales) and L = 20 ({out[20]} of "
+        f"{grid.size}) the run instead ends near the origin: eta S_1 = 2 H^{{1-2/L}} is {of_wcr[10]:.2f} and "
+        f"{of_wcr[20]:.2f} of gamma_WCR(L) there, so the worst overshoot 'returns close to zero' (Figure 9; runs with "
+        f"a sign flip at L = 10, 20: {flips[10]}, {flips[20]}), and at depth L a per-layer value a that small needs "
+        "~a^{2-L}/(L-2) units of GF time to escape. Whether Figure 10 used such a depth the text does not say."
     )
     assert worst[3] <= 0.01 and worst[5] <= 0.01  # balanced point within 1% of sigma_* (marginal stability: slow approach)
 
@@ -332,11 +355,16 @@ def test_heterogeneous_equilibrium_fig4(audit, hetero):
                            {p: opt[p][:2] for p in opt}, SIG), "mp_fig4")
     audit.ours(rows, label="(L1, L2, alpha) -> end point (sigma_11, sigma_21); 'opt': Eq. (18)")
     audit.ours({"max |sigma_h - sigma_h^opt|": dev, "max |lambda/lambda_min - 1|": lamdev}, 3)
+    fig4_runs = [runs[(a, b, sc)] for a in (3, 5, 7) for b in (3, 5, 7) for sc in scales]
+    r_end = [float(np.max(np.abs(r.residual[-1]))) for r in fig4_runs]
+    steps = sorted({int(r.steps) for r in fig4_runs})
     audit.evidence(
-        "Mode recursion at eta* = 2/lambda^min (marginal stability: algebraic approach). Every pair of {3,5,7}^2 and both "
-        "scales ends within 0.005 of the optimal allocation (e.g. (3, 7): 0.806/0.194 vs equal split 0.5/0.5 and the "
-        "shallow single path 1/0), with lambda within 0.3% of lambda_min. Tolerance 0.01: the residual oscillation "
-        "(|r| ~ 1e-3 after 1e6 steps) keeps the end point O(1e-3) off the equilibrium."
+        "Mode recursion at eta* = 2/lambda^min (marginal stability: algebraic approach). Every pair of {3,5,7}^2 "
+        f"and both scales ends within {dev:.4f} of the optimal allocation (e.g. (3, 7): "
+        f"{opt[(3, 7)][0]:.3f}/{opt[(3, 7)][1]:.3f} vs equal split 0.5/0.5 and the shallow single path 1/0), with "
+        f"lambda within {lamdev:.2%} of lambda_min. Tolerance 0.01: the residual oscillation (last recorded |r| "
+        f"{min(r_end):.0e}-{max(r_end):.0e} after {', '.join(f'{n:,}' for n in steps)} steps) keeps the end point "
+        f"O({dev:.0e}) off the equilibrium."
     )
     assert dev <= 0.01  # the optimal shares differ from the equal split and from a single path by >= 0.05
     assert lamdev <= 0.01
@@ -373,9 +401,13 @@ def test_heterogeneous_two_phases(audit, hetero):
                 assert peak > 2 / eta  # then the sharpness climbs past 2/eta
             assert s[-1, 1] >= 0.9 * opt[(L1, L2)][1]  # and the deep pathway is driven up to its optimal share
     audit.ours(rows, label="(L1, L2, alpha) -> (shallow share when sigma_1 = 0.9, peak lambda eta/2, final deep sigma, optimal deep sigma)")
-    audit.evidence("Records every n/20000 steps (50 in the quick profile). At alpha = 1e-6 the shallow pathway holds > 99.99% of the mode when 90% is "
-                   "learned and the sharpness peaks 1.6-2.5 x 2/eta before the deep pathway grows; at alpha = 1e-3 the "
-                   "shallow share at that moment is 0.80 (3, 5) and 0.86 (3, 7): a weaker early phase.")
+    small = [v for k, v in rows.items() if k[2] <= 1e-6]
+    every = int(np.median(np.diff(runs[(3, 5, scales[0])].t)))
+    audit.evidence(f"Records every n/20000 steps ({every} here). At alpha = 1e-6 the shallow pathway holds "
+                   f">= {min(v[0] for v in small):.4f} of the mode (4 digits) when 90% is learned and the sharpness "
+                   f"peaks {min(v[1] for v in small):.1f}-{max(v[1] for v in small):.1f} x 2/eta before the deep "
+                   "pathway grows; at alpha = 1e-3 the shallow share at that moment is "
+                   f"{rows[(3, 5, 1e-3)][0]:.2f} (3, 5) and {rows[(3, 7, 1e-3)][0]:.2f} (3, 7): a weaker early phase.")
 
 
 # ------------------------------------------------------------------ Section 6 in simulation
@@ -397,16 +429,18 @@ def test_wcr_099_returns_close_to_zero(sim, audit):
     w2 = {f: float(nw.two_step(mpmath.mpf(f) * nw.eta_wcr(L, 1, 20), L, 1, 12)[2]) for f in (0.9, 0.97, 0.99)}
     small = SCALE_GRID <= 1e-5
     sig_min = {f: float(np.max(mins[f][small]) ** L) for f in (0.9, 0.97, 0.99)}
-    audit.ours(flips, label="runs with a sign flip (of 13), by eta/eta_WCR")
+    audit.ours(flips, label=f"runs with a sign flip (of {SCALE_GRID.size}), by eta/eta_WCR")
     audit.ours({f: float(f"{v:.3g}") for f, v in sig_min.items()}, label="largest min_t sigma_11 after the overshoot, alpha_1 <= 1e-5")
     audit.ours({f: float(f"{v ** L:.3g}") for f, v in w2.items()}, label="chain's worst-case return sigma = w_2^L (Eq. (19), L = 5)")
     audit.ours(float(f"{mins[0.99].min():.4g}"), label="smallest per-layer a_11 after the overshoot at 0.99 eta_WCR (chain bound w_2 = "
                f"{w2[0.99]:.4g})")
     audit.evidence(
-        "At 0.99 eta_WCR no run flips; for alpha_1 <= 1e-5 (slow approach, so the iterate passes the maximiser of f_eta) "
-        "sigma_11 dips to <= 1.3e-7, about the chain's worst-case return w_2^L = 1.2e-7, and the dip deepens with the step "
-        "(0.9, 0.97, 0.99: <= 8e-3, 1.2e-4, 1.3e-7). At 1.03 eta_WCR the same grid flips in 11 of 13 runs. The per-layer "
-        "minimum (0.04143) sits on the chain bound w_2 (0.04142); 2% slack for the second pathway's share of r."
+        f"At 0.99 eta_WCR {flips[0.99]} runs flip; for alpha_1 <= 1e-5 (slow approach, so the iterate passes the "
+        f"maximiser of f_eta) sigma_11 dips to <= {sig_min[0.99]:.2g}, about the chain's worst-case return w_2^L = "
+        f"{w2[0.99] ** L:.2g}, and the dip deepens with the step (0.9, 0.97, 0.99: <= "
+        f"{', '.join(f'{sig_min[f]:.2g}' for f in (0.9, 0.97, 0.99))}). At 1.03 eta_WCR the same grid flips in "
+        f"{flips[1.03]} of {SCALE_GRID.size} runs. The per-layer minimum ({mins[0.99].min():.4g}) sits on the chain "
+        f"bound w_2 ({w2[0.99]:.4g}); 2% slack for the second pathway's share of r."
     )
     assert flips[0.9] == flips[0.97] == flips[0.99] == 0  # Definition 6.1: below eta_WCR every overshoot returns
     assert flips[1.03] >= 1  # the check has teeth: just above eta_WCR the same initialisations flip
@@ -429,12 +463,14 @@ def test_chain_flips_only_above_gamma_wcr(sim, audit):
             table[(L, g)] = n_flip
     orbits = {(L, g): gd.chain_orbit(L, g) for L in (3, 5, 20) for g in gammas}
     _save(audit, F.figure6(orbits, {L: gw[L] for L in (3, 5, 20)}), "mp_fig6")
-    audit.ours(table, label="(L, eta/eta_1) -> starts (of 40) that flip")
+    audit.ours(table, label=f"(L, eta/eta_1) -> starts (of {starts.size}) that flip")
     audit.ours({L: round(v, 4) for L, v in gw.items()}, label="gamma_WCR(L)")
     audit.evidence(
-        "GD on one pathway (the deep chain (19), sigma = 1, eta = gamma/L). Whenever eta/eta_1 < gamma_WCR(L) no start "
-        "flips; whenever it exceeds gamma_WCR(L) some start lands near the maximiser of f_eta and flips. At eta/eta_1 = "
-        "4.5 the flip at L = 3, 5 becomes a safe return at L = 10, 20, 50. Figure mp_fig6: worst overshoot and return."
+        "GD on one pathway (the deep chain (19), sigma = 1, eta = gamma/L). Whenever eta/eta_1 < gamma_WCR(L) no "
+        "start flips; whenever it exceeds gamma_WCR(L) some start lands near the maximiser of f_eta and flips. At "
+        f"eta/eta_1 = 4.5 starts flip at L = {', '.join(str(L) for L in depths if table[(L, 4.5)])} and none at L = "
+        f"{', '.join(str(L) for L in depths if not table[(L, 4.5)])}: the flip becomes a safe return. Figure mp_fig6: "
+        "worst overshoot and return."
     )
     for (L, g), k in table.items():
         assert (k == 0) == (g < gw[L])  # flips exactly above the threshold
@@ -443,8 +479,9 @@ def test_chain_flips_only_above_gamma_wcr(sim, audit):
 
 
 @claim("MP-sim.6.warmup", reading=(
-    "setting not given: H = 4, L = 5 (odd, so a flip makes sigma_h1 < 0; 2 H^{1-2/L} = 4.595 > gamma_WCR(5) = 4.224, so "
-    "eta_WCR binds), eta S_1 = 4.41 (midway), alpha_h = alpha_0 0.9^h on the 13-scale grid; warm-up: eta rises linearly "
+    "setting not given: H = 4, L = 5 (odd, so a flip makes sigma_h1 < 0; 2 H^{1-2/L} > gamma_WCR(5), so eta_WCR "
+    "binds), eta S_1 midway between the two (values in the evidence), alpha_h = alpha_0 0.9^h on the 13-scale grid; "
+    "warm-up: eta rises linearly "
     "from 0.5/S_1 to eta over 1e5 steps (1e6 in the full profile); compensated arithmetic (see evidence)"))
 def test_warmup_avoids_sign_flip(sim, audit, profile):
     H, L = 4, 5
@@ -479,16 +516,17 @@ def test_warmup_avoids_sign_flip(sim, audit, profile):
     audit.ours({"compensated warm-up": len(held), "plain float64 warm-up": plain_stuck, "plain float64 flipped": plain_flip},
                label="runs held at a minimum unstable for the final step (residual at rounding level)")
     audit.evidence(
-        f"Constant eta: the transient overshoot flips sigma_h1 in {nflip_c} of {n_all} runs (alpha_0 <= "
+        f"Setting: 2 H^(1-2/L) = {gb:.3f} > gamma_WCR({L}) = {gw:.3f}, eta S_1 = {eta * L:.3f} (midway). Constant eta: "
+        f"the transient overshoot flips sigma_h1 in {nflip_c} of {n_all} runs (alpha_0 <= "
         f"{max((a for a, r in zip(SCALE_GRID, const) if r.flipped), default=float('nan')):.2g}); with the warm-up "
         f"{nflip_w} runs flip, and {len(moving)} of {n_all} converge to a minimum with lambda eta/2 in "
         f"[{min(ratio_w):.4f}, {max(ratio_w):.4f}] (the stopping boundary: re-balanced, the second pathway carrying "
-        f"{min(second):.2f}-{max(second):.2f}). A warm-up over only 1e4 steps still lets {nflip_short} of {n_all} flip. "
-        f"{len(held)} compensated and {plain_stuck} plain-float64 warm-up runs converged to rounding level during the "
-        "small-step phase and then sit at a minimum that the final step has made unstable: exact GD from a generic start "
-        "leaves such a point, the arithmetic cannot (its residual is exactly zero), and whether a run ends there depends "
-        "on the last bits of its start; those runs are reported, not counted for or against the claim. Re-run with "
-        "--perturb to see the count move while the verdict stays."
+        f"{min(second):.2f}-{max(second):.2f}). A warm-up over only 1e4 steps still lets {nflip_short} of {n_all} "
+        f"flip. {len(held)} compensated and {plain_stuck} plain-float64 warm-up runs converged to rounding level "
+        "during the small-step phase and then sit at a minimum that the final step has made unstable: exact GD from a "
+        "generic start leaves such a point, the arithmetic cannot (its residual is exactly zero), and whether a run "
+        "ends there depends on the last bits of its start; those runs are reported, not counted for or against the "
+        "claim. Re-run with --perturb to see the count move while the verdict stays."
     )
     assert nflip_c >= 1  # "may ... trigger a sign flip"
     assert nflip_w == 0 and plain_flip == 0  # the warm-up carries every initialisation through the transient
@@ -622,7 +660,10 @@ def test_converged_sharpness_bound(sim, audit, profile):
     audit.ours({"examples": len(seen), "converged": len(conv), "max lambda/max(2/eta, lambda_min)": max(s[1] for s in conv),
                 "min lambda/lambda_min": min(s[2] for s in conv)}, 8)
     audit.evidence("Hypothesis (derandomised) over H = 2..4, L = 3..12, sigma_* in [0.5, 2], eta up to 95% of the binding "
-                   "ceiling of (24): every converged run ends with lambda_min <= lambda <= max(2/eta, lambda_min).")
+                   f"ceiling of (24): {len(conv)} of {len(seen)} runs converged, and every converged run ends with "
+                   "lambda_min <= lambda <= max(2/eta, lambda_min) (tolerance 1e-6 relative; largest "
+                   f"lambda/max(2/eta, lambda_min) {max(s[1] for s in conv):.8f}, smallest lambda/lambda_min "
+                   f"{min(s[2] for s in conv):.6f}).")
     assert len(conv) >= 0.9 * len(seen)  # the property is not vacuous: nearly every run converges within 4e5 steps
 
 

@@ -62,7 +62,8 @@ def test_mode_decoupling(audit):
     audit.evidence(
         "Exact: rational orthogonal frames with U_* != V_* and distinct intermediate Q's, symbolic layer values; the "
         "difference of the two sides expands to 0 for (d, H, L) = (2,2,2), (2,2,3), (2,3,2). Float64: five random "
-        "instances with d = 4, H = L = 3; relative difference <= 64 eps (a few dozen roundings of O(1) terms)."
+        f"instances with d = 4, H = L = 3; relative difference {max(errs) / EPS:.1f} eps (tolerance 64 eps: a few "
+        "dozen roundings of O(1) terms)."
     )
     assert set(exact.values()) == {0}
     assert max(errs) < 64 * EPS  # sums of ~100 products of O(1) numbers: a few dozen roundings
@@ -85,8 +86,8 @@ def test_layer_gradient_formula(audit):
     audit.evidence(
         "The gradient is obtained by differentiating (1/2)||M - M_*||^2 in every entry of generic symbolic layers "
         "(polynomial ring over QQ) and compared with (34): identical for (d, H, L) = (2,2,2), (2,2,3), (3,2,2). "
-        "Float64 at a generic non-SVS point (d = 3, depths 2 and 3): central differences with h = 1e-6 agree to "
-        "1e-7 relative (truncation O(h^2) ~ 1e-12, rounding eps/h ~ 1e-10)."
+        f"Float64 at a generic non-SVS point (d = 3, depths 2 and 3): central differences with h = {h:g} agree to "
+        f"{rel:.1e} relative (tolerance 1e-7; truncation O(h^2) ~ 1e-12, rounding eps/h ~ 1e-10)."
     )
     assert all(all(m.is_zero_matrix for m in r) for r in res.values())
     assert rel < 1e-7  # central differences: O(h^2) truncation ~1e-12 plus eps/h rounding ~1e-10
@@ -112,9 +113,9 @@ def test_layer_update(audit):
     audit.ours(worst, label="float64: max |Q^T W(t+1) Q - diag(33)| / scale")
     audit.evidence(
         "The differentiated gradient evaluated at a symbolic SVS point (rational frames, U != V) satisfies "
-        "Q_{h,l+1}^T grad Q_hl = diag(r_i prod_{j != l} s_{h,j,i}) exactly for (d, H, L) = (2,2,2), (2,2,3), (3,2,2). "
-        "Float64, five random instances (d = 3, depths 2 and 4, eta = 0.05): the full GD step reproduces (33) to "
-        "<= 256 eps relative."
+        "Q_{h,l+1}^T grad Q_hl = diag(r_i prod_{j != l} s_{h,j,i}) exactly for (d, H, L) = (2,2,2), (2,2,3), "
+        "(3,2,2). Float64, five random instances (d = 3, depths 2 and 4, eta = 0.05): the full GD step reproduces "
+        f"(33) to {worst / EPS:.1f} eps relative (tolerance 256 eps)."
     )
     assert all(all(m.is_zero_matrix for m in r) for r in res.values())
     assert worst < 256 * EPS  # chains of <= 4 products of 3x3 O(1) matrices, then one subtraction
@@ -152,9 +153,9 @@ def test_svs_set_invariant(audit):
     audit.ours(max(worst), label="float64: largest off-diagonal of Q^T W(t) Q after 1-3 GD steps / scale")
     audit.evidence(
         "Exact (d, H, L) = (2, 2, 3): the gradient at an SVS point has Q_{h,l+1}^T grad Q_hl diagonal, so a GD step "
-        "keeps the form with the same Q's. Hypothesis (40 derandomised cases): random Haar frames with U != V, "
-        "d <= 4, 1-3 pathways of depth 1-4, eta in [0.005, 0.2], 1-3 full-matrix GD steps; off-diagonals of "
-        "Q^T W Q stay below 4096 eps x scale (rounding of a few chained products)."
+        "keeps the form with the same Q's. Hypothesis (40 derandomised cases): random Haar frames with U != V, d <= "
+        "4, 1-3 pathways of depth 1-4, eta in [0.005, 0.2], 1-3 full-matrix GD steps; off-diagonals of Q^T W Q stay "
+        f"at {max(worst) / EPS:.1f} eps x scale or below (tolerance 4096 eps: rounding of a few chained products)."
     )
     assert exact
 
@@ -185,9 +186,9 @@ def test_depth_balance_invariant(audit):
     audit.ours(max(worst), label="float64: spread of layer values within a pathway after one step / scale")
     audit.evidence(
         "Exact: at s_{h,l,i} = a_hi for all l the updated entries of (33) coincide across l ((d, H, L) = (2,2,3), "
-        "(2,3,4)). Hypothesis (40 derandomised cases): balanced random SVS points, d <= 4, 1-3 pathways of depth "
-        "1-5 (heterogeneous allowed), one full-matrix GD step; the layer values within each pathway and mode "
-        "agree to 1024 eps x scale."
+        "(2,3,4)). Hypothesis (40 derandomised cases): balanced random SVS points, d <= 4, 1-3 pathways of depth 1-5 "
+        "(heterogeneous allowed), one full-matrix GD step; the layer values within each pathway and mode agree to "
+        f"{max(worst) / EPS:.1f} eps x scale (tolerance 1024 eps)."
     )
     assert all(v == {0} for v in sym.values())
 
@@ -208,8 +209,8 @@ def test_scalar_recursion(audit):
     audit.ours(rec, label="exact: new entry - (a - eta r a^{L-1})")
     audit.ours(worst, label="float64: |full step - (54)|")
     audit.evidence(
-        "Exact from (33) at depth balance (d = 1, 2; H = 2; L = 3, 4). Float64, five random balanced instances "
-        "(d = 3, H = 2, L = 3): the full-matrix step reproduces (54) to 256 eps."
+        "Exact from (33) at depth balance (d = 1, 2; H = 2; L = 3, 4). Float64, five random balanced instances (d = "
+        f"3, H = 2, L = 3): the full-matrix step reproduces (54) to {worst / EPS:.1f} eps (tolerance 256 eps)."
     )
     assert all(v == {0} for v in rec.values())
     assert worst < 256 * EPS  # O(1) entries after two chained 3x3 products
