@@ -3,8 +3,9 @@
 One function per experiment of the paper; each takes its sizes (inits, streams, horizons)
 as parameters, runs :mod:`numerics.rare_gates.simulate` and returns *plain data* (dicts of
 NumPy arrays, lists and numbers, with the configuration and the seed). Statistics used
-by the audit (Wilson and Newcombe intervals, Bonferroni quantiles, kappa_eff, a monotone
-fit in Gamma, bootstrap intervals, log-slope fits) are small pure functions at the end.
+by the audit (Wilson and Newcombe intervals, Bonferroni quantiles and Fisher's test, which
+delegate to :mod:`numerics.stats`; kappa_eff, a monotone fit in Gamma, bootstrap intervals,
+log-slope fits) are small pure functions at the end.
 
 =====================================  =======================================================
 experiment                              paper
@@ -50,14 +51,13 @@ import zlib
 from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
-from scipy import stats
 
-from numerics.rare_gates.initialization import wilson_interval
+from numerics import stats as S
 from numerics.rare_gates.simulate import angles, simulate_extended, simulate_gd, simulate_sgd
 
 LAM = 0.05  # weight decay of every Section 8 run except the Appendix 20 controls
 A_RATE = 2.0 / math.pi - LAM  # linear escape rate A = q - lambda at the balanced target clone (Section 4)
-Z95 = 1.959963984540054  # two-sided 95% normal quantile
+Z95 = S.Z95  # two-sided 95% normal quantile, 1.959963984540054
 TABLE2_SETTINGS = ((16, 1e-5), (64, 1e-5), (1, 1e-3), (16, 1e-4), (64, 1e-4))  # (b, delta0), Table 2 row order
 FIG3A_DELTA0 = (1e-5, 1e-4, 1e-3, 1e-2)
 FIG3A_B = (1, 16, 64)
@@ -97,14 +97,18 @@ class Sizes:
 
 
 PROFILES = {
-    # quick: every claim at paper scale where that is cheap (Table 1 at the paper's 64 inits,
-    # Figure 3(a), Table 2, Appendix 20), a few selected streams for the slow 80-bit replay,
-    # and no joint (T, eta) sweep.
-    "quick": Sizes(table1_inits=64, halving_inits=8, fig3a_streams=64, table2_streams=128, floor_horizon=650.0,
+    # quick: every claim at paper scale or above where that is cheap: Figure 3(a), Table 2 and
+    # Appendix 20 at the paper's sizes; Table 1 at 72 inits (the paper's 64 give the source-pair
+    # check power 0.77 against its alternative, 72 give 0.84) and 320 streams per Corollary 5 arm
+    # (the equal-N b comparison needs about 296); a few selected streams for the slow 80-bit
+    # replay, and no joint (T, eta) sweep. Powers: verify/rare_gates/power.py and the report.
+    "quick": Sizes(table1_inits=72, halving_inits=8, fig3a_streams=64, table2_streams=128, floor_horizon=650.0,
                    extended_per_setting=3, extended_horizon=200.0, appendix20_streams=128,
-                   appendix20_horizon=1000.0, joint_inits=0, cor5_streams=128),
-    # full: 8x the paper's inits for Table 1, 4x for the joint sweep, every 80-bit run through t = 1000.
-    "full": Sizes(table1_inits=512, halving_inits=8, fig3a_streams=64, table2_streams=128, floor_horizon=700.0,
+                   appendix20_horizon=1000.0, joint_inits=0, cor5_streams=320),
+    # full: 8x the paper's inits for Table 1, 4x for the joint sweep, every 80-bit run through t = 1000,
+    # and 6x the paper's streams per Figure 3(a) cell (the batch cells' comparison with the paper's 64
+    # reaches power 0.8 against its alternative near 371 streams; 0.84 at 384).
+    "full": Sizes(table1_inits=512, halving_inits=8, fig3a_streams=384, table2_streams=128, floor_horizon=700.0,
                   extended_per_setting=None, extended_horizon=1000.0, appendix20_streams=128,
                   appendix20_horizon=1000.0, joint_inits=256, cor5_streams=512),
 }
@@ -114,7 +118,7 @@ def sizes(profile: str) -> Sizes:
     """The :class:`Sizes` of ``profile`` ('quick' or 'full').
 
     >>> sizes("quick").table1_inits
-    64
+    72
     >>> sizes("fast")
     Traceback (most recent call last):
     ...
@@ -659,16 +663,16 @@ def sample_size_design(streams: int, *, delta0: float = 1e-4, lam: float = LAM, 
 
 
 def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval of k/n (see :func:`numerics.rare_gates.initialization.wilson_interval`).
+    """Wilson score interval of k/n at normal quantile z (:func:`numerics.stats.wilson_interval`).
 
     >>> tuple(round(v, 4) for v in wilson(60, 64))
     (0.85, 0.9754)
     """
-    return wilson_interval(int(k), int(n), z)
+    return S.wilson_interval(int(k), int(n), z)
 
 
 def newcombe_difference(k1: int, n1: int, k2: int, n2: int, z: float = Z95) -> tuple[float, float]:
-    """Newcombe's hybrid score interval (method 10) for ``k1/n1 - k2/n2``.
+    """Newcombe's hybrid score interval (method 10) for ``k1/n1 - k2/n2`` (:func:`numerics.stats.newcombe_difference`).
 
     Two independent binomial samples; each proportion's Wilson interval at the same z.
 
@@ -676,27 +680,21 @@ def newcombe_difference(k1: int, n1: int, k2: int, n2: int, z: float = Z95) -> t
     >>> round(lo, 4), round(hi, 4)
     (0.0524, 0.3339)
     """
-    p1, p2 = k1 / n1, k2 / n2
-    l1, u1 = wilson(k1, n1, z)
-    l2, u2 = wilson(k2, n2, z)
-    d = p1 - p2
-    return d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2), d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+    return S.newcombe_difference(int(k1), int(n1), int(k2), int(n2), z)
 
 
 def z_bonferroni(m: int, alpha: float = 0.05) -> float:
-    """Two-sided normal quantile for family-wise level ``alpha`` over ``m`` comparisons (Bonferroni).
+    """Two-sided normal quantile for family-wise level ``alpha`` over ``m`` comparisons (:func:`numerics.stats.z_bonferroni`).
 
     >>> round(z_bonferroni(1), 6), round(z_bonferroni(10), 4)
     (1.959964, 2.807)
     """
-    if m < 1:
-        raise ValueError(f"m must be >= 1; got {m!r}")
-    return float(stats.norm.isf(alpha / (2 * m)))
+    return S.z_bonferroni(m, alpha)
 
 
 def fisher_p(k1: int, n1: int, k2: int, n2: int) -> float:
-    """Two-sided Fisher exact p-value for equal proportions k1/n1 and k2/n2."""
-    return float(stats.fisher_exact([[k1, n1 - k1], [k2, n2 - k2]])[1])
+    """Two-sided Fisher exact p-value for equal proportions k1/n1 and k2/n2 (:func:`numerics.stats.fisher_exact_p`)."""
+    return S.fisher_exact_p(int(k1), int(n1), int(k2), int(n2))
 
 
 def kappa_eff(p: float, gamma: float, lam: float = LAM) -> float:

@@ -464,21 +464,12 @@ def wilson_interval(k: int, n: int, z: float) -> tuple[float, float]:
     (0.0338, 0.1702)
     >>> wilson_interval(64, 64, 1.96)[1], wilson_interval(0, 64, 1.96)[0]
     (1.0, 0.0)
+
+    Computed by :func:`numerics.stats.wilson_interval` (statsmodels), which validates the inputs.
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
-    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= n:
-        raise ValueError(f"k must be an integer in [0, n], got {k!r}")
-    if not (isinstance(z, (int, float)) and math.isfinite(z) and z > 0):
-        raise ValueError(f"z must be a positive finite number, got {z!r}")
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    # The interval's ends are exactly 0 at k = 0 and exactly 1 at k = n; rounding would give 1 - 2^-53.
-    lo = 0.0 if k == 0 else max(0.0, centre - half)
-    hi = 1.0 if k == n else min(1.0, centre + half)
-    return lo, hi
+    from numerics.stats import wilson_interval as _wilson  # statsmodels loads only when an interval is asked for
+
+    return _wilson(k, n, z)
 
 
 # --- CLI -------------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ experiment                      cells                                 paper
 ==============================  ====================================  ===========================
 
 >>> [p["kwargs"]["first_init"] for p in EXPERIMENTS["rare_gates.table1"].cells(E.sizes("quick"))]
-[0, 32]
+[0, 32, 64]
 """
 
 from __future__ import annotations

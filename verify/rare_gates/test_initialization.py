@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from derivations.rare_gates import initialization as D
 from derivations.rare_gates.symbols import delta, lam, omega1, omega2, x
+from numerics import stats as S
 from numerics.rare_gates import initialization as N
 from numerics.rare_gates import model
 from verify.audit import claim, rounds_to
@@ -30,6 +31,34 @@ READING_MM = (
     "m = 1e-4, M = 5 (lost in conversion): on the grid m in {1,2,5} x 10^-6..10^-3, M in 3..10, the "
     "only pair whose bound rounds up to the quoted 1.93e-4 at three significant digits"
 )
+MM_ALTERNATIVES = (("5e-5", "5"), ("2e-4", "5"), ("1e-4", "4"), ("1e-4", "6"), ("1e-5", "10"))  # grid neighbours
+
+
+def _mm_alternatives(kind: str) -> dict:
+    """What the neighbouring (m, M) pairs of the grid give (15 digits, computed at import: a few ms).
+
+    ``kind``: 'bound' (the bound against the quoted 1.93e-4), 'pk' (P(D0) - bound against 1.06%)
+    or 'pk99' (0.99 (P(D0) - bound) against 1%).
+    """
+    quoted, unit = mpmath.mpf(N.QUOTED_BOUND), mpmath.mpf("1e-6")  # 1e-6: one in the quote's last digit
+    out = {}
+    for m, M in MM_ALTERNATIVES:
+        bound = N.k_bound(m, M, 15)
+        tight = quoted - unit <= bound < quoted
+        text = f"bound {mpmath.nstr(bound, 4)} ({'rounds' if tight else 'does not round'} up to {N.QUOTED_BOUND})"
+        if kind == "pk":
+            pk = N.p_k_lower(m, M, 15)
+            text += f"; P(D0) - bound = {mpmath.nstr(pk, 5)} ({'above' if pk > mpmath.mpf('0.0106') else 'below'} 1.06%)"
+        elif kind == "pk99":
+            pk99 = mpmath.mpf("0.99") * N.p_k_lower(m, M, 15)
+            text += f"; 0.99 (P(D0) - bound) = {mpmath.nstr(pk99, 5)} ({'above' if pk99 > mpmath.mpf('0.01') else 'below'} 1%)"
+        out[f"m = {m}, M = {M}"] = text
+    return out
+
+
+FITTED_MM = _mm_alternatives("bound")
+FITTED_PK = _mm_alternatives("pk")
+FITTED_PK99 = _mm_alternatives("pk99")
 READING_R0 = (
     "the lost derivation of 0.5928 read as: R_t = 1 + (omega_1^2 + omega_2^2)/4 + omega_1 omega_2 J(delta) "
     "- q(omega_1 + omega_2) >= 1 + S^2/8 - qS on D0 (J >= 0, omega_1^2 + omega_2^2 >= S^2/2), infimum at S = 3/4"
@@ -133,7 +162,7 @@ def test_kterms_each_dominates_its_probability(audit):
 # --- RG-18.Kbound ----------------------------------------------------------------------------------
 
 
-@claim("RG-18.Kbound", reading=READING_MM)
+@claim("RG-18.Kbound", reading=READING_MM, fitted=FITTED_MM)
 def test_kbound_certified_below_quote(audit):
     enc = N.k_bound_enclosure(M_INNER, M_OUTER, DIGITS)
     lo, hi = N.endpoints(enc)
@@ -153,10 +182,15 @@ def test_kbound_certified_below_quote(audit):
         "; ".join(f"m = {k}: M >= {v}" for k, v in smallest_M.items()) + f"; tight: {tight}",
         label="grid pairs with bound < 1.93e-4",
     )
+    below = [(r["m"], r["M"]) for r in grid if r["below"]]
+    every_small = all(r["below"] for r in grid if float(r["m"]) <= 1e-4 and int(r["M"]) >= 5)
+    certified = N.certified_below(enc, N.QUOTED_BOUND)
     audit.evidence(
-        "mpmath.iv enclosure of the six terms at m = 1e-4, M = 5 (about 206-bit intervals); certified hi < 1.93e-4. "
-        "The grid (m in {1,2,5}x10^-6..10^-3, M in 3..10) has many pairs below 1.93e-4 (every m <= 1e-4 with M >= 5) "
-        "but only (1e-4, 5) rounds up to it, which is why we read m = 1e-4, M = 5."
+        f"mpmath.iv enclosure of the six terms at m = {M_INNER}, M = {M_OUTER}; certified hi < {N.QUOTED_BOUND}: "
+        f"{certified}. The grid (m in {{1,2,5}}x10^-6..10^-3, M in 3..10) has {len(below)} pairs below "
+        f"{N.QUOTED_BOUND} ({'every' if every_small else 'not every'} m <= 1e-4 with M >= 5) but only "
+        f"{', '.join(f'({a}, {b})' for a, b in tight) or 'none'} rounds up to it, which is why we read m = "
+        f"{M_INNER}, M = {M_OUTER} (a fitted reading: its neighbours are listed with what they give)."
     )
     assert tight == [("1e-4", "5")]
     assert N.certified_below(enc, "1.93e-4")
@@ -165,7 +199,7 @@ def test_kbound_certified_below_quote(audit):
 # --- RG-18.PK and RG-3.PK99 --------------------------------------------------------------------------
 
 
-@claim("RG-18.PK", reading=READING_PK)
+@claim("RG-18.PK", reading=READING_PK, fitted=FITTED_PK)
 def test_pk_certified_lower_bound(audit):
     exact = D.p_d0()
     labelled = D.p_d0(labelled=True)
@@ -174,10 +208,12 @@ def test_pk_certified_lower_bound(audit):
     audit.ours(N.p_k_lower(M_INNER, M_OUTER, DIGITS), label="P(D0) - bound")
     audit.ours(N.format_enclosure(enc, DIGITS), label="certified enclosure of P(D0) - bound")
     audit.ours(labelled, label="P(D0) under the labelled reading")
+    lab = float(sp.N(labelled, 20))
     audit.evidence(
         "P(D0) from SymPy: omega_i | a_i > 0 is Exp(1) independent of the uniform angles, so P(D0) = 1/4 x "
-        "(1 - (7/4)e^{-3/4}) x 1/4; minus the certified bound at m = 1e-4, M = 5, in mpmath.iv. The labelled "
-        "reading halves P(D0) to 0.54%, below 1.06%, so it cannot be the paper's set."
+        f"(1 - (7/4)e^{{-3/4}}) x 1/4; minus the certified bound at m = {M_INNER}, M = {M_OUTER}, in mpmath.iv "
+        f"(certified above 1.06%: {N.certified_above(enc, '0.0106')}). The labelled reading halves P(D0) to "
+        f"{100 * lab:.2f}%, {'below' if lab < 0.0106 else 'above'} 1.06%, so it cannot be the paper's set."
     )
     with mpmath.workdps(60):
         assert abs(_n(exact) - N.p_d0(DIGITS)) < mpmath.mpf("1e-48")  # SymPy vs mpmath: 50-digit rounding of each
@@ -187,7 +223,7 @@ def test_pk_certified_lower_bound(audit):
 
 @claim("RG-18.PK", reading=READING_PK)
 def test_pd0_monte_carlo(audit):
-    n = 1 << 22
+    n = 1 << 23  # 2^23 draws: power >= 0.8 against the alternative below (2^22 gave 0.70)
     either, labelled = N.monte_carlo_d0(n, seed=20261011)
     z95 = 1.959963984540054  # two-sided 95%
     z999 = 3.2905267314919255  # two-sided 99.9%: the assertion's false-alarm rate is 0.1%
@@ -203,12 +239,24 @@ def test_pd0_monte_carlo(audit):
         "(a_i, w_i). Asserted: the exact P(D0) and the exact labelled half lie in their 99.9% Wilson intervals "
         "(false-alarm rate 0.1% each), and the labelled value lies outside the either-labelling interval."
     )
+    # Power against a relative error in P(D0) of the size of the bound on P(D0 \ K) that the claim subtracts
+    rel = float(N.k_bound(M_INNER, M_OUTER, 15)) / exact
+    powers = {f"x (1 {sign} {rel:.3f})": S.power_one_sample(exact, exact * (1 + d), n, z=z999)
+              for sign, d in (("+", rel), ("-", -rel))}
+    weak = min(powers, key=powers.get)
+    audit.power(powers[weak], alternative=f"P(D0) off by a relative {rel:.3f}: the bound on P(D0 \\ K) that the claim "
+                f"subtracts, so an error of its size in P(D0) would move the claimed P(K) by as much",
+                method=f"exact: P(exact P(D0) outside the 99.9% Wilson interval of Bin({n}, P)), weaker direction {weak}")
+    audit.evidence(f"Power {powers[weak]:.2f} against P(D0) off by a relative {rel:.3f} (the size of the bound on "
+                   f"P(D0 \\ K))" + ("." if powers[weak] >= 0.8 else ": " + str(S.smallest_n(
+                       lambda m: S.power_one_sample(exact, exact * (1 - rel), m, z=z999), n_min=n, n_max=1 << 30))
+                       + " draws would decide."))
     assert lo <= exact <= hi
     assert lab_lo <= exact_lab <= lab_hi
     assert not lo <= exact_lab <= hi
 
 
-@claim("RG-3.PK99", reading=READING_PK)
+@claim("RG-3.PK99", reading=READING_PK, fitted=FITTED_PK99)
 def test_pk99_above_one_percent(audit):
     scaled = N.p_k99_lower_enclosure(M_INNER, M_OUTER, DIGITS)
     audit.ours(N.format_enclosure(scaled, DIGITS), label="0.99 x enclosure of P(D0) - bound")
@@ -232,8 +280,8 @@ def test_initial_risk_infimum(audit):
     audit.evidence(
         "Target risk expanded from the disk kernels (J, q = 2/pi, E|X|^2 = 2); lower bound 1 + S^2/8 - qS after "
         "dropping omega_1 omega_2 J(delta) >= 0 and (omega_1 - omega_2)^2/8 >= 0; decreasing for S < 4q, so the "
-        "infimum over S < 3/4 is 137/128 - 3/(2 pi), sharp (omega_i -> 3/8, delta -> pi). Rounded to the quote's 4 "
-        "decimals; certified > 0.4 by mpmath.iv."
+        f"infimum over S < 3/4 is {ours}, sharp (omega_i -> 3/8, delta -> pi). Rounded to the quote's 4 decimals; "
+        f"certified > 0.4 by mpmath.iv: {N.certified_above(enc, '0.4')}."
     )
     with mpmath.workdps(60):
         assert lo - mpmath.mpf("1e-49") <= _n(ours) <= hi + mpmath.mpf("1e-49")  # 1e-49: ours is evaluated to 60 digits; ten digits of margin
@@ -253,7 +301,8 @@ def test_initial_risk_is_sharp(audit):
     audit.ours([mpmath.nstr(g, 6) for g in gaps], label="R_t - infimum at omega_i = 3/8 - eps, delta = pi - eps, eps = 1e-3, 1e-6, 1e-9")
     audit.evidence(
         "Points of D0 approaching (3/8, 3/8, pi): the risk exceeds the infimum by a positive gap that shrinks linearly "
-        "in eps (ratio 1e-3 per step, checked to within a factor 2 for the O(eps^2) terms)."
+        f"in eps (ratios {mpmath.nstr(gaps[1] / gaps[0], 3)} and {mpmath.nstr(gaps[2] / gaps[1], 3)} per factor 1e-3 "
+        "in eps, checked to within a factor 2 for the O(eps^2) terms)."
     )
     assert all(g > 0 for g in gaps)
     assert 0.5e-3 < gaps[1] / gaps[0] < 2e-3 and 0.5e-3 < gaps[2] / gaps[1] < 2e-3  # linear in eps: ratio 1e-3

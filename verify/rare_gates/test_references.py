@@ -8,6 +8,7 @@ outputs, used as quoted inputs where a claim relates them.
 from __future__ import annotations
 
 import itertools
+import math
 from decimal import Decimal
 
 import mpmath
@@ -16,6 +17,7 @@ from scipy.stats import fisher_exact
 
 from derivations.rare_gates import references as R
 from derivations.rare_gates.symbols import lam
+from numerics import stats as S
 from numerics.rare_gates.initialization import wilson_interval
 from verify.audit import claim, rounds_to
 
@@ -132,9 +134,29 @@ def test_60_of_64_and_126_of_128(audit):
     _, p_value = fisher_exact([[60, 4], [126, 2]], alternative="two-sided")
     audit.ours(f"Table 2 b=64, delta0=1e-4, t<=200: {k128} of 128; Fisher exact two-sided p = {p_value:.4f}")
     audit.evidence(
-        "126/128 is the only count printing as Table 2's 0.984; independent streams (128 new ones here), so a "
-        "two-sided Fisher exact test of 60/64 vs 126/128; agreement within sampling error read as p > 0.05."
+        f"{', '.join(map(str, k128))}/128 {'is the only count' if len(k128) == 1 else 'are the counts'} printing as "
+        "Table 2's 0.984; independent streams (128 new ones here), so a two-sided Fisher exact test of 60/64 vs "
+        "126/128; agreement within sampling error read as p > 0.05."
     )
+    # Power of 'agree' against a factor 2 in the effective intensity -log(1 - p) between the two cells (the
+    # rule of verify.rare_gates.power): the Figure 3(a) cell's fraction moved from the Table 2 value 126/128
+    p2 = 126 / 128
+    powers = {name: S.power_two_sample(1 - (1 - p2) ** f, 64, p2, 128, test="fisher")
+              for name, f in (("intensity x 2", 2.0), ("intensity / 2", 0.5))}
+    weak = min(powers, key=powers.get)
+    audit.power(powers[weak], alternative="a factor 2 in the effective intensity between the two cells: a slip of a "
+                "factor 2 in b, delta0 or eta would show there",
+                method=f"exact enumeration of Bin(64, p) x Bin(128, 126/128), Fisher two-sided p < 0.05; weaker "
+                       f"direction {weak}")
+    if powers[weak] >= 0.8:
+        decide = "."
+    else:
+        p1 = 1 - (1 - p2) ** {"intensity x 2": 2.0, "intensity / 2": 0.5}[weak]
+        m = S.smallest_n(lambda k: S.power_two_sample(p1, k, p2, 2 * k, test="fisher"), n_min=64, n_max=2048)
+        decide = (f": the paper's 64 and 128 streams cannot tell; {m} and {2 * m} would." if m else
+                  ": the paper's 64 and 128 streams cannot tell, nor 2048 and 4096.")
+    audit.evidence(f"Power {powers[weak]:.2f} against a factor 2 in the effective intensity between the cells"
+                   + decide)
     assert k128 == [126]
     assert p_value > 0.05
 
@@ -161,7 +183,8 @@ def test_8_to_94_percent(audit):
     (cell,) = _kappa_cells(sp.Rational(5, 64))
     d0, b, eta, _, _ = cell
     audit.ours(f"5/64 = {float(5 / 64):.4f} at (b, delta0, eta) = ({b}, {d0}, {eta}); 60/64 = {60 / 64:.4f}")
-    audit.evidence("The 5/64 cell located through kappa_eff is (b=1, delta0=1e-4, eta=0.01), the sentence's b = 1 cell; fractions rounded to whole percent.")
+    audit.evidence(f"The 5/64 cell located through kappa_eff is (b={b}, delta0={d0}, eta={eta}), the sentence's b = 1 "
+                   "cell; fractions rounded to whole percent.")
     assert (b, d0, eta) == (1, sp.Rational(1, 10**4), sp.Rational(1, 100))
     assert rounds_to(sp.Rational(5, 64), "0.08") and rounds_to(sp.Rational(60, 64), "0.94")
 
@@ -197,9 +220,10 @@ def test_kappa_above_one_cells(audit):
         lo, hi = wilson_interval(p, 64, Z95)
         inside.append(lo <= ref <= hi)
     audit.evidence(
-        "kappa_eff = -pi lambda log(1 - p)/Gamma over the 24 cells of Figure 3(a) for p = 5/64 and 9/64; one cell each "
-        "lies in (1, 1.495); the larger value must print as the quoted max 1.49; Wilson 95% intervals of both cells "
-        "contain the Poisson reference. Not checkable here: the minimum 0.49 and 'ten values below one'."
+        f"kappa_eff = -pi lambda log(1 - p)/Gamma over the {len(_grid())} cells of Figure 3(a) for p = 5/64 and 9/64: "
+        f"{len(five)} and {len(nine)} cells lie in (1, 1.495); the larger value must print as the quoted max 1.49; "
+        f"Wilson 95% intervals of the two cells contain the Poisson reference: {', '.join(map(str, inside))}. Not "
+        "checkable here: the minimum 0.49 and 'ten values below one'."
     )
     assert rounds_to(top, "1.49")
     assert all(inside)
@@ -232,8 +256,9 @@ def test_integrated_intensity(audit):
     audit.ours(ours)
     audit.ours(transient, label="intensity factor implied by the amplitude transient from B = 0.9 (for comparison with 0.85)")
     audit.evidence(
-        "SymPy integrates b/eta x (angle/pi) over [0, t] along 0.85 delta0 e^{-lambda s}; exact equality with the "
-        "display. The text does not derive 0.85; the common-gate amplitude transient alone would give about 0.881."
+        f"SymPy integrates b/eta x (angle/pi) over [0, t] along {float(factor)} delta0 e^{{-lambda s}}; exact equality "
+        f"with the display. The text does not derive {float(factor)}; the common-gate amplitude transient alone "
+        f"would give {mpmath.nstr(transient, 3)}."
     )
     assert sp.simplify(ours - paper) == 0
 
@@ -284,16 +309,31 @@ def test_gd_spacing(audit):
     audit.ours(diffs, label="quoted spacings 18.2 - 22.1 and 14.3 - 18.2 per decade of delta0")
     audit.ours([mpmath.nstr(o, 4) for o in offsets], label="implied offsets c for delta0 = 1e-5, 1e-4, 1e-3")
     audit.evidence(
-        "log(10)/A with A = 2/pi - lambda at lambda = 0.05 against the differences of the quoted GD times, rounded to "
-        "their one decimal (offsets of these constructed checkpoints are about 2.5, not Figure 2's 3.9)."
+        f"log(10)/A with A = 2/pi - lambda at lambda = {float(LAMBDA)} against the differences of the quoted GD times, "
+        "rounded to their one decimal (offsets of these constructed checkpoints are "
+        f"{', '.join(mpmath.nstr(o, 3) for o in offsets)}, not Figure 2's 3.9)."
     )
     assert all(rounds_to(spacing, d.lstrip("-")) for d in diffs)
+
+
+def _ratio_at_quotes() -> str:
+    """What the point reading of RG-8.ratio gives: 450/tau_GD at the quoted times themselves (exact arithmetic)."""
+    lo, hi = (sp.Rational(450) / sp.Rational(GD_HIT[d]) for d in (sp.Rational(1, 10**5), sp.Rational(1, 10**3)))
+    return f"450/22.1 = {float(lo):.2f} and 450/14.3 = {float(hi):.2f}: 'about {round(lo)} to {round(hi)}'"
+
+
+def _pure_rate_resolution() -> str:
+    """What the pure-rate reading of RG-19.resolution gives: log(delta0/1e-15)/lambda, to the nearest 10."""
+    times = [math.log(10.0 ** (15 - k)) / 0.05 for k in (5, 4, 3)]  # delta0 = 1e-5, 1e-4, 1e-3; lambda = 0.05
+    return (f"{', '.join(f'{t:.1f}' for t in times)}, i.e. {', '.join(str(10 * round(t / 10)) for t in times)} to the "
+            "nearest 10, against the quoted 460 and 500-550")
 
 
 @claim(
     "RG-8.ratio",
     reading="'about 20 to 32' read as the nearest integers to 450/tau_GD, with tau_GD known to the quoted 0.1: "
-    "450/14.3 = 31.47 itself rounds to 31, but 32 is reached for tau_GD in [14.25, 14.2857]",
+    "450/14.3 itself rounds to 31, but 32 is reached for tau_GD in [14.25, 14.2857]",
+    fitted={"450/tau_GD at the quoted times themselves": _ratio_at_quotes()},
 )
 def test_horizon_ratio(audit):
     taus = [sp.Rational(GD_HIT[d]) for d in sorted(GD_HIT)]
@@ -315,6 +355,7 @@ def test_horizon_ratio(audit):
     "RG-19.resolution",
     reading="the unrecovered angle follows the common-gate mean path delta0 e^{-lambda t} sqrt(B0/B(t)) from the "
     "constructed checkpoint (B0 = 0.9), floor 1e-15, times read to the nearest 10",
+    fitted={"the pure rate lambda (no amplitude transient), floor 1e-15": _pure_rate_resolution()},
 )
 def test_resolution_times(audit):
     path = R.common_gate_angle().subs({lam: LAMBDA, R.B0: sp.Rational(9, 10)})
@@ -329,16 +370,23 @@ def test_resolution_times(audit):
     audit.ours([mpmath.nstr(v, 6) for v in plain], label="pure rate lambda")
     audit.evidence(
         "Root of log(angle) = log(1e-15) on the derived common-gate path (transverse decay at lambda, shared amplitude "
-        "logistic from 0.9 to B_t); pure lambda gives 460.5, 506.6, 552.6, which fit only if 500-550 is read to the "
-        "nearest 50. Nearest-10 rounding of 460, 500, 550."
+        f"logistic from 0.9 to B_t) gives {', '.join(mpmath.nstr(v, 4) for v in ours)}; pure lambda gives "
+        f"{', '.join(mpmath.nstr(v, 4) for v in plain)}, which fit only if 500-550 is read to the nearest 50. "
+        "Nearest-10 rounding of 460, 500, 550."
     )
     assert rounds_to(ours[0], "4.6e2") and rounds_to(ours[1], "5.0e2") and rounds_to(ours[2], "5.5e2")
+
+
+def _decay_numbers() -> tuple[float, float]:
+    """The angle at t = 100 at the pure rate lambda from 1e-4, and the mean rate the quoted 5.8e-7 implies."""
+    return 1e-4 * math.exp(-0.05 * 100), math.log(1e-4 / 5.8e-7) / 100
 
 
 @claim(
     "RG-19.decay",
     reading="'rate ~ lambda' read as the mean log-decay rate agreeing with lambda = 0.05 to its one significant "
-    "digit; pure rate lambda would give 6.74e-7, so the quoted 5.8e-7 implies 0.0515 (3% faster)",
+    f"digit; pure rate lambda would give {_decay_numbers()[0]:.3g}, so the quoted 5.8e-7 implies "
+    f"{_decay_numbers()[1]:.4f} ({100 * (_decay_numbers()[1] / 0.05 - 1):.0f}% faster)",
 )
 def test_angle_decay_example(audit):
     with mpmath.workdps(50):
@@ -350,10 +398,14 @@ def test_angle_decay_example(audit):
     audit.ours(implied, label="mean rate implied by 1e-4 -> 5.8e-7 over t = 100")
     audit.ours(pure, label="angle at t = 100, pure rate lambda")
     audit.ours(transient, label="angle at t = 100, common-gate path with the amplitude transient from B = 0.9")
+    d_transient, d_pure = abs(mpmath.log(transient / quoted)), abs(mpmath.log(pure / quoted))
+    extra = implied / mpmath.mpf("0.05") - 1  # relative to lambda = 0.05
     audit.evidence(
-        "The implied rate 0.0515 rounds to lambda = 0.05. The extra 3% is mostly the amplitude transient the paper "
-        "itself invokes: the derived common-gate path gives 5.90e-7 (log-distance 0.017 from 5.8e-7, versus 0.150 "
-        "for pure lambda); the remaining 1.7% needs the simulator (one SGD run's fluctuation)."
+        f"The implied rate {mpmath.nstr(implied, 3)} {'rounds' if rounds_to(implied, '0.05') else 'does not round'} "
+        f"to lambda = 0.05. The extra {mpmath.nstr(100 * extra, 2)}% is mostly the amplitude transient the paper "
+        f"itself invokes: the derived common-gate path gives {mpmath.nstr(transient, 3)} (log-distance "
+        f"{mpmath.nstr(d_transient, 2)} from 5.8e-7, versus {mpmath.nstr(d_pure, 3)} for pure lambda); the remaining "
+        f"{mpmath.nstr(100 * d_transient, 2)}% needs the simulator (one SGD run's fluctuation)."
     )
     assert rounds_to(implied, "0.05")
     assert abs(mpmath.log(transient / quoted)) < abs(mpmath.log(pure / quoted))

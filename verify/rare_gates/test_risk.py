@@ -115,9 +115,12 @@ def test_weight_decay_range(audit):
         f"R_good = 0.27 at lambda = {mpmath.nstr(bounds(enc_027)[0], 20)}; R_good = 0.3 at lambda = "
         f"{mpmath.nstr(bounds(enc_03)[0], 20)}; B_s = 0 at {bs_root}; A = 0 at {a_root}; B_t + lambda/2 - 2q = {slack}"
     )
+    both = certainly_above(enc_027, sp.Rational(1, 5)) and certainly_above(enc_03, sp.Rational(1, 5))
     audit.evidence(
-        "Roots of the derived R_good(lambda) = level solved exactly (SymPy) and enclosed at 50 digits: both exceed 1/5, "
-        "so R_good <= 0.27 < 0.3 on (0, 1/5]; the 0.3 root (~0.2351) is the smallest of the conditions' cut-offs."
+        "Roots of the derived R_good(lambda) = level solved exactly (SymPy) and enclosed at 50 digits: "
+        f"{'both exceed' if both else 'not both above'} 1/5, so R_good <= 0.27 < 0.3 on (0, 1/5]; the 0.3 root "
+        f"({mpmath.nstr(bounds(enc_03)[0], 4)}) is the smallest of the conditions' cut-offs (B_s = 0 at {bs_root}, "
+        f"A = 0 at {float(sp.N(a_root, 15)):.4g})."
     )
     assert certainly_above(enc_027, sp.Rational(1, 5))  # R_good <= 0.27 on (0, 1/5]
     assert certainly_above(enc_03, sp.Rational(1, 5))
