@@ -31,31 +31,12 @@ from numerics.intervals import (
     iv_workdps,
     value,
 )
+from tests.exact_oracle import exact, floor_log10
 
 DIGITS = (12, 20, 35, 50)  # the precisions the CLIs are run at
 
 
 # ------------------------------------------------------------------ an independent oracle
-def exact(x) -> Fraction:
-    """An mpf (or int, Fraction) as an exact Fraction, from its sign and unsigned mantissa."""
-    if isinstance(x, (int, Fraction)):
-        return Fraction(x)
-    sign, man, exp, _ = x._mpf_
-    v = Fraction(man) * Fraction(2) ** exp
-    return -v if sign else v
-
-
-def floor_log10(v: Fraction) -> int:
-    """The k with 10^k <= |v| < 10^(k+1), by exact comparison."""
-    v = abs(v)
-    k = len(str(v.numerator)) - len(str(v.denominator))
-    while Fraction(10) ** k > v:
-        k -= 1
-    while Fraction(10) ** (k + 1) <= v:
-        k += 1
-    return k
-
-
 def oracle_sig(v: Fraction, digits: int, up: bool) -> Fraction:
     """v rounded towards +inf (up) or -inf to ``digits`` significant digits, exactly."""
     if v == 0:

@@ -35,6 +35,7 @@ from numerics.intervals import bounds
 from numerics.multipath import wcr
 from numerics.rare_gates import constants as C
 from numerics.rare_gates import initialization as I
+from tests.exact_oracle import exact, floor_log10
 
 DIGITS = (12, 20, 35, 50)
 NEAREST = Fraction(502, 1000)  # see the module docstring
@@ -42,25 +43,6 @@ SLOW = settings(max_examples=max(10, settings.default.max_examples // 5))  # eac
 
 
 # ------------------------------------------------------------------ exact reading of printed numbers
-def exact(x) -> Fraction:
-    """An mpf as an exact Fraction (sign and unsigned mantissa from _mpf_)."""
-    if isinstance(x, Fraction):
-        return x
-    sign, man, exp, _ = x._mpf_  # not mpmath.mpf(x): that would round to the ambient precision
-    v = Fraction(man) * Fraction(2) ** exp
-    return -v if sign else v
-
-
-def floor_log10(v: Fraction) -> int:
-    v = abs(v)
-    k = len(str(v.numerator)) - len(str(v.denominator))
-    while Fraction(10) ** k > v:
-        k -= 1
-    while Fraction(10) ** (k + 1) <= v:
-        k += 1
-    return k
-
-
 def unit_sig(v: Fraction, digits: int) -> Fraction:
     """One unit in the ``digits``-th significant place of v."""
     return Fraction(10) ** (floor_log10(v) - digits + 1)
