@@ -462,6 +462,27 @@ def test_markdown_without_findings(no_git, tmp_path):
     assert "None." in render_markdown(report)
 
 
+def test_report_lists_instruments(no_git, tmp_path):
+    rows = [{"name": "rounds_to", "reference": "half a unit", "outcome": "failed", "message": "AssertionError: x"},
+            {"name": "Fisher's exact test", "reference": "tea tasting", "outcome": "passed", "message": ""}]
+    report = build_report({"T-1.ok": _claim("T-1.ok")}, [_check("passed", "T-1.ok")], "quick", tmp_path,
+                          instruments=rows)
+    assert [i["name"] for i in report["instruments"]] == ["Fisher's exact test", "rounds_to"]
+    md = render_markdown(report)
+    assert "## Instruments" in md and "| rounds_to | half a unit | failed: AssertionError: x |" in md
+    assert build_report({}, [], "quick", tmp_path)["instruments"] == []
+
+
+def test_every_instrument_calibrates_and_a_wrong_one_is_named(monkeypatch):
+    from numerics import stats as S
+    from verify import instruments
+
+    assert all(not i.calibrate() for i in instruments.INSTRUMENTS)
+    monkeypatch.setattr(S, "fisher_exact_p", lambda *a, **k: 0.5)
+    fisher = next(i for i in instruments.INSTRUMENTS if i.name == "Fisher's exact test")
+    assert fisher.calibrate() and "expected 17/70" in " ".join(fisher.calibrate())
+
+
 # ------------------------------------------------------------------ plugin (pytester)
 
 _INI = """

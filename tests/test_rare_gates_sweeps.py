@@ -7,6 +7,7 @@ function of :mod:`numerics.rare_gates.experiments` that the audit used to call d
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from numerics.rare_gates import experiments as E
@@ -94,3 +95,58 @@ def test_every_seed_is_explicit_in_the_cells():
         for p in exp.cells(exp.sizes("full", {})):
             kw = p["kwargs"]
             assert "seed" in kw or "init_seed" in kw, exp.name
+
+
+# --- perturbed starts (``pytest verify --perturb``) ------------------------------------------------------
+
+PERTURBED = {
+    "rare_gates.table2": ({"table2_streams": 70, "perturb": 1e-12},
+                          lambda z: E.long_horizons(z.table2_streams, perturb=z.perturb)),
+    "rare_gates.halving": ({"halving_inits": 2, "perturb": 1e-12},
+                           lambda z: E.gd_step_halving(z.halving_inits, perturb=z.perturb)),
+    "rare_gates.extended": ({"extended_per_setting": 2, "table2_streams": 8, "extended_horizon": 1.0,
+                             "perturb": 1e-12},
+                            lambda z: E.extended_rerun(2, horizon=z.extended_horizon, streams=z.table2_streams,
+                                                       perturb=z.perturb)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PERTURBED))
+def test_perturbed_sweep_equals_the_one_call_experiment(name):
+    overrides, direct = PERTURBED[name]
+    (exp,) = resolve([name])
+    run = run_sweep(exp, "quick", overrides, progress=False)
+    assert all(p["kwargs"]["perturb"] == 1e-12 for p in run.params)
+    assert equal(run.result(), direct(E.sizes_with("quick", overrides)))
+
+
+def test_unperturbed_cells_keep_their_keys():
+    """perturb = 0 adds nothing to a cell, so results stored before the option existed are reused."""
+    for exp in resolve(["rare_gates"]):
+        assert all("perturb" not in p["kwargs"] for p in exp.cells(exp.sizes("quick", {})))
+
+
+def test_perturbed_start_moves_every_stream_by_a_rounding_sized_amount():
+    base = E.start(1e-4, 0.0, 5, 0, 4)
+    moved = E.start(1e-4, 1e-12, 5, 0, 4)["theta0"]
+    ref = np.tile(E.balanced_checkpoint(1e-4), (4, 1))
+    assert base == {"delta0": 1e-4}
+    rel = np.abs(moved - ref) / np.abs(ref)
+    assert np.all(rel < 1e-11) and np.all(rel.max(axis=1) > 1e-14)
+    assert len({row.tobytes() for row in moved}) == 4  # each stream its own draw
+    # the same stream, whichever cell runs it
+    assert np.array_equal(E.start(1e-4, 1e-12, 5, 2, 2)["theta0"], moved[2:])
+
+
+def test_table1_perturbs_the_initialisations_by_id():
+    kw = dict(times=[0.0, 0.5], eta=0.01, horizon=0.2, seed=5, init_seed=9, perturb=1e-12)
+    whole = E.identical_checkpoints(3, **kw)
+    part = E.identical_checkpoints(1, first_init=2, **kw)
+    assert np.array_equal(whole["init"][2:], part["init"])
+    assert not np.array_equal(whole["init"], E.identical_checkpoints(3, **{**kw, "perturb": 0.0})["init"])
+
+
+@pytest.mark.parametrize("bad", ["-1e-12", "1e-3", "x"])
+def test_perturb_size_is_validated(bad):
+    with pytest.raises(ValueError, match=r"size perturb must be a relative size in \[0, 1e-6\]"):
+        E.sizes_with("quick", {"perturb": bad})

@@ -1,6 +1,6 @@
 """Tests of :mod:`numerics.stats` against published values, SciPy, closed forms and brute-force simulation.
 
-Published references:
+Published references (the tables live in :mod:`verify.instruments`, which calibrates the audit with them):
 
 * Newcombe RG (1998a), Two-sided confidence intervals for the single proportion: comparison
   of seven methods, Stat. Med. 17:857-872, Table I: Wilson score (method 3) and
@@ -25,27 +25,9 @@ from scipy import stats as sps
 from numerics import stats as S
 from numerics.rare_gates import experiments as E
 from numerics.rare_gates import initialization as I
+from verify.instruments import NEWCOMBE_1998A, NEWCOMBE_1998B, r4
 
-NEWCOMBE_1998A = [  # k, n, Wilson (method 3), Clopper-Pearson (method 5)
-    (81, 263, (0.2553, 0.3662), (0.2527, 0.3676)),
-    (15, 148, (0.0624, 0.1605), (0.0578, 0.1617)),
-    (0, 20, (0.0000, 0.1611), (0.0000, 0.1684)),
-    (1, 29, (0.0061, 0.1718), (0.0009, 0.1776)),
-]
-NEWCOMBE_1998B = [  # k1, n1, k2, n2, hybrid score interval for k1/n1 - k2/n2 (method 10)
-    (56, 70, 48, 80, (0.0524, 0.3339)),  # (a)
-    (9, 10, 3, 10, (0.1705, 0.8090)),  # (b)
-    (6, 7, 2, 7, (0.0582, 0.8062)),  # (c)
-    (5, 56, 0, 29, (-0.0381, 0.1926)),  # (d)
-    (0, 10, 0, 20, (-0.1611, 0.2775)),  # (e)
-    (0, 10, 0, 10, (-0.2775, 0.2775)),  # (f)
-    (10, 10, 0, 20, (0.6791, 1.0000)),  # (g)
-    (10, 10, 0, 10, (0.6075, 1.0000)),  # (h)
-]
-
-
-def _r4(pair):
-    return tuple(round(v, 4) + 0.0 for v in pair)  # + 0.0: -0.0 prints as 0.0
+_r4 = r4
 
 
 # --- published values ---------------------------------------------------------------------------------

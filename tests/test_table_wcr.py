@@ -162,6 +162,18 @@ def test_enclosure_contains_value_and_is_narrow(L, digits):
         assert abs(mpmath.mpf(row["gamma_wcr"]) - ref) <= mpmath.mpf(10) ** (int(mpmath.floor(mpmath.log10(ref))) - digits + 1) / 2
 
 
+@pytest.mark.parametrize("L, digits", [(2, 12), (7, 20), (1000, 12), (10**9, 15)])
+def test_certificate_covers_gamma_over_its_whole_root_bracket(L, digits):
+    """The root is only known to lie in [t_lo, t_hi]: gamma at both ends must be inside the enclosure."""
+    c = wcr.certify(L, digits)
+    with mpmath.workdps(2 * digits + 60):  # above the bracket's own precision, so y = (1 + t)/2 is exact
+        for t in (c.t_lo, c.t_hi):
+            y = (1 + t) / 2
+            gamma = L * y ** (mpmath.mpf(2) / L - 1) / ((2 * L - 1) * y - (L - 1))  # Eq. (81)
+            assert c.gamma_lo <= gamma <= c.gamma_hi
+            assert c.y_lo <= y <= c.y_hi
+
+
 def test_closed_form_L2_inside_certificate():
     c = wcr.certify(2, 60)
     with mpmath.workdps(100):

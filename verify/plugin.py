@@ -82,7 +82,7 @@ def sweep_store(config) -> Path | None:
 
 
 def pytest_configure(config):
-    config.stash[_STATE_KEY] = {"results": {}, "audits": {}, "claims_seen": False, "sweeps": None}
+    config.stash[_STATE_KEY] = {"results": {}, "audits": {}, "claims_seen": False, "sweeps": None, "instruments": {}}
     _check_sweep_options(config)
 
 
@@ -152,9 +152,15 @@ def size_changes(request) -> dict:
 
 
 @pytest.fixture(scope="session")
-def sweeps(request, profile, size_changes):
-    """Results of long experiments through the sweep layer (``sweeps.result('rare_gates.table2')``)."""
+def sweeps(request, profile, size_changes, perturbation):
+    """Results of long experiments through the sweep layer (``sweeps.result('rare_gates.table2')``).
+
+    With ``--perturb REL`` every experiment's starts move by REL (its ``perturb`` size).
+    """
     from .sweeps import SweepSession
+
+    if perturbation:
+        size_changes = {**size_changes, "perturb": perturbation}
 
     scheduler = request.config.getoption("--scheduler") or "local"
     capman = request.config.pluginmanager.getplugin("capturemanager")
@@ -176,6 +182,9 @@ def pytest_runtest_makereport(item, call):
     setup errors included, as a failure.
     """
     report = yield
+    inst = item.get_closest_marker("instrument")
+    if inst is not None:
+        _record_instrument(item, inst, report, call)
     mark = _claim_mark(item)
     if mark is None:
         return report
@@ -221,6 +230,18 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
+def _record_instrument(item, mark, report, call) -> None:
+    """An instrument calibration's outcome (``verify/test_instruments.py``), for the report."""
+    rows = item.config.stash[_STATE_KEY]["instruments"]
+    if report.when == "setup" and report.passed:
+        return
+    prior = rows.get(item.nodeid)
+    if prior is not None and (prior["outcome"] == "failed" or report.passed):
+        return  # a teardown after the call adds nothing unless it failed
+    rows[item.nodeid] = {"name": mark.args[0], "reference": mark.args[1] if len(mark.args) > 1 else "",
+                         "outcome": report.outcome, "message": _message(call) if report.failed else ""}
+
+
 def _message(call) -> str:
     return call.excinfo.exconly().splitlines()[0][:300] if call.excinfo is not None else ""
 
@@ -237,7 +258,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if config.getoption("--perturb"):
         profile += f" (simulation starts perturbed by {config.getoption('--perturb'):g} relative)"
     sweeps = state["sweeps"].describe() if state["sweeps"] is not None else None
-    report = build_report(load_registry(), list(state["results"].values()), profile, root, sweeps=sweeps)
+    report = build_report(load_registry(), list(state["results"].values()), profile, root, sweeps=sweeps,
+                          instruments=list(state["instruments"].values()))
     json_path, md_path = write_report(report, report_dir(config))
     tr = terminalreporter
     tr.section("paper audit")
@@ -252,6 +274,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         tr.write_line("discrepancies, failed checks and inconclusive claims:")
         for c in flagged:
             tr.write_line(f"  {c['id']} [{c['verdict']}] paper: {c['paper_value']} | ours: {c['ours'][:120]}")
+    if report["instruments"]:
+        bad = [i for i in report["instruments"] if i["outcome"] != "passed"]
+        tr.write_line("")
+        tr.write_line(f"instruments calibrated: {len(report['instruments']) - len(bad)} of {len(report['instruments'])}"
+                      + "".join(f"\n  MISCALIBRATED {i['name']}: {i['message']}" for i in bad))
     if sweeps and sweeps["experiments"]:
         exps = sweeps["experiments"]
         tr.write_line("")

@@ -1,6 +1,6 @@
 """Turn check outcomes into verdicts per claim and write the audit report.
 
-Verdicts (see DESIGN.md):
+Verdicts (README.md, "Reading a verdict"):
 
 - ``confirmed``: every check of the claim passed (a Monte Carlo check with power >= 0.8
   against its stated alternative);
@@ -75,11 +75,13 @@ def _git_revision(root: Path) -> str:
 
 
 def build_report(registry: dict[str, Claim], results: list[CheckResult], profile: str, root: Path,
-                 sweeps: dict | None = None) -> dict:
+                 sweeps: dict | None = None, instruments: list[dict] | None = None) -> dict:
     """The report as a JSON-ready dict with a top-level ``claims`` list.
 
     ``sweeps`` (optional): where the simulation cells came from (store, scheduler, and per
-    experiment the cells reused and computed), shown in the report.
+    experiment the cells reused and computed), shown in the report. ``instruments``
+    (optional): the calibrations of :mod:`verify.instruments` run, each
+    ``{"name", "reference", "outcome", "message"}``.
     """
     by_claim: dict[str, list[CheckResult]] = {}
     for r in results:
@@ -132,6 +134,7 @@ def build_report(registry: dict[str, Claim], results: list[CheckResult], profile
         "summary": summary,
         "claims": claims,
         "sweeps": sweeps,
+        "instruments": sorted(instruments or [], key=lambda i: i["name"]),
     }
 
 
@@ -165,6 +168,13 @@ def render_markdown(report: dict) -> str:
         lines.append("None.")
     for c in flagged:
         lines.append(f"- **{c['id']}** ({c['where']}): paper `{c['paper_value']}`, ours `{c['ours']}`. {c['discrepancy'] or c['evidence']}")
+    if report.get("instruments"):
+        lines += ["", "## Instruments", "",
+                  "Calibrated on cases with known answers before the verdicts are trusted (verify/instruments.py).", "",
+                  "| instrument | reference | outcome |", "|---|---|---|"]
+        lines += [f"| {_md_escape(i['name'])} | {_md_escape(i['reference'])} | "
+                  f"{i['outcome'] + (': ' + _md_escape(i['message']) if i['message'] else '')} |"
+                  for i in report["instruments"]]
     sweeps = report.get("sweeps")
     if sweeps and sweeps["experiments"]:
         lines += ["", "## Simulation sweeps", "",

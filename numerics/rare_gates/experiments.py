@@ -53,7 +53,8 @@ from dataclasses import asdict, dataclass, fields, replace
 import numpy as np
 
 from numerics import stats as S
-from numerics.rare_gates.simulate import angles, simulate_extended, simulate_gd, simulate_sgd
+from numerics.perturb import check_perturbation, perturb_relative
+from numerics.rare_gates.simulate import angles, balanced_checkpoint, simulate_extended, simulate_gd, simulate_sgd
 
 LAM = 0.05  # weight decay of every Section 8 run except the Appendix 20 controls
 A_RATE = 2.0 / math.pi - LAM  # linear escape rate A = q - lambda at the balanced target clone (Section 4)
@@ -94,6 +95,7 @@ class Sizes:
     appendix20_horizon: float  # paper: H = 1000
     joint_inits: int  # inits of the joint (T, eta) sweep (paper: 64; 0 = not run)
     cor5_streams: int  # streams per arm of the Corollary 5 design
+    perturb: float = 0.0  # every start moved by this much relative (robustness reruns; ``pytest verify --perturb``)
 
 
 PROFILES = {
@@ -139,7 +141,7 @@ def sizes_with(profile: str, overrides: dict | None = None) -> Sizes:
     >>> sizes_with("quick", {"streams": 2})
     Traceback (most recent call last):
     ...
-    ValueError: unknown size 'streams'; sizes are: table1_inits, halving_inits, fig3a_streams, table2_streams, floor_horizon, extended_per_setting, extended_horizon, appendix20_streams, appendix20_horizon, joint_inits, cor5_streams
+    ValueError: unknown size 'streams'; sizes are: table1_inits, halving_inits, fig3a_streams, table2_streams, floor_horizon, extended_per_setting, extended_horizon, appendix20_streams, appendix20_horizon, joint_inits, cor5_streams, perturb
     >>> sizes_with("quick", {"table1_inits": "0"})
     Traceback (most recent call last):
     ...
@@ -154,6 +156,12 @@ def sizes_with(profile: str, overrides: dict | None = None) -> Sizes:
         if name not in kinds:
             raise ValueError(f"unknown size {name!r}; sizes are: {', '.join(kinds)}")
         text = str(raw).strip().lower()
+        if name == "perturb":
+            try:
+                new[name] = check_perturbation(float(text))
+            except ValueError:
+                raise ValueError(f"size perturb must be a relative size in [0, 1e-6]; got {raw!r}") from None
+            continue
         if "None" in kinds[name] and text == "none":
             new[name] = None
             continue
@@ -183,6 +191,35 @@ def derive_seed(seed: int, *tags) -> int:
 
 
 # --- Gaussian initialisations conditioned on D0 ---------------------------------------------------
+
+
+def moved_rows(theta, perturb: float, tag: str, seed: int, ids):
+    """Rows of ``theta`` each moved by ``perturb`` relative, keyed by (tag, seed, row id); ``theta`` itself at 0.
+
+    Keyed by the row's id (initialisation or stream), so any split of the rows into cells
+    moves each row the same way.
+
+    >>> th = np.ones((2, 6))
+    >>> moved = moved_rows(th, 1e-12, "start", 7, [3, 4])
+    >>> bool(np.array_equal(moved[1], moved_rows(th[1:], 1e-12, "start", 7, [4])[0])), moved_rows(th, 0.0, "x", 1, [0, 1]) is th
+    (True, True)
+    """
+    perturb = check_perturbation(perturb)
+    if perturb == 0.0:
+        return theta
+    return np.stack([perturb_relative(row, perturb, tag, seed, int(i)) for row, i in zip(theta, ids)])
+
+
+def start(delta0: float, perturb: float, seed: int, first_stream: int, streams: int) -> dict:
+    """The start of a constructed-checkpoint run as simulate keywords: ``delta0`` itself, or moved rows.
+
+    With ``perturb > 0``, stream ``i`` starts from the balanced checkpoint moved by
+    ``perturb`` relative, keyed by (seed, i), the same whichever cell runs it.
+    """
+    if not check_perturbation(perturb):
+        return {"delta0": delta0}
+    ids = range(first_stream, first_stream + streams)
+    return {"theta0": moved_rows(np.tile(balanced_checkpoint(delta0), (streams, 1)), perturb, "start", seed, ids)}
 
 
 def in_d0(theta) -> np.ndarray:
@@ -281,7 +318,8 @@ def _target_sgd(ckpt, *, b, eta, horizon, lam, seed, check_every, first_stream=0
 
 def identical_checkpoints(n_inits: int, times=(0, 100, 200, 300, 400), *, b: int = 16, eta: float = 1e-3,
                           horizon: float = 200.0, lam: float = LAM, check_every: int = 10,
-                          seed: int = SEEDS["table1"], init_seed: int = SEEDS["d0"], first_init: int = 0) -> dict:
+                          seed: int = SEEDS["table1"], init_seed: int = SEEDS["d0"], first_init: int = 0,
+                          perturb: float = 0.0) -> dict:
     """Table 1 / Figure 2: source SGD and source GD checkpoints, each passed to target SGD and GD.
 
     Returns ``init`` (n, 6), ``times``, and per source ``'sgd'``/``'gd'`` a dict with
@@ -295,6 +333,7 @@ def identical_checkpoints(n_inits: int, times=(0, 100, 200, 300, 400), *, b: int
     ts = _checkpoint_times(times)
     first_init = _first(first_init, "first_init")
     init = d0_initialisations(n_inits, init_seed, first=first_init)
+    init = moved_rows(init, perturb, "init", init_seed, range(first_init, first_init + init.shape[0]))
     n, nT = init.shape[0], len(ts)
     sgd_ck = sgd_source_chain(init, ts, b=b, eta=eta, lam=lam, seed=seed, first_stream=first_init)
     gd_ck = np.empty_like(sgd_ck)
@@ -344,7 +383,7 @@ def gd_offsets(table1: dict) -> np.ndarray:
 
 
 def gd_constructed(delta0s=(1e-5, 1e-4, 1e-3), *, eta: float = 0.01, lam: float = LAM, horizon: float = 60.0,
-                   check_every=(1, 10)) -> dict:
+                   check_every=(1, 10), perturb: float = 0.0) -> dict:
     """Target GD hitting times from the constructed checkpoints, for each risk-check spacing.
 
     Returns ``{'delta0': [...], 'hit': {k: [times]}}`` (deterministic).
@@ -354,19 +393,23 @@ def gd_constructed(delta0s=(1e-5, 1e-4, 1e-3), *, eta: float = 0.01, lam: float 
     """
     hit = {}
     for k in check_every:
-        hit[k] = [float(simulate_gd(delta0=d, eta=eta, horizon=horizon, lam=lam, check_every=k).recovery_time[0])
-                  for d in delta0s]
+        hit[k] = [float(simulate_gd(**start(d, perturb, 0, j, 1), eta=eta, horizon=horizon, lam=lam,
+                                    check_every=k).recovery_time[0])
+                  for j, d in enumerate(delta0s)]
     return {"delta0": list(delta0s), "eta": eta, "hit": hit}
 
 
 def gd_step_halving(n_inits: int, *, T: float = 400.0, etas=(1e-3, 5e-4, 2.5e-4), horizon: float = 200.0,
-                    lam: float = LAM, check_every: int = 1, init_seed: int = SEEDS["d0"], first_init: int = 0) -> dict:
+                    lam: float = LAM, check_every: int = 1, init_seed: int = SEEDS["d0"], first_init: int = 0,
+                    perturb: float = 0.0) -> dict:
     """GD in both phases from ``n_inits`` D0 draws (from ``first_init``) at each step; target hitting times.
 
     Returns ``hit`` with shape (len(etas), n) (risk checked every ``check_every`` updates,
     so the time resolution is ``check_every * eta``) and the checkpoint angles.
     """
-    init = d0_initialisations(n_inits, init_seed, first=_first(first_init, "first_init"))
+    first_init = _first(first_init, "first_init")
+    init = d0_initialisations(n_inits, init_seed, first=first_init)
+    init = moved_rows(init, perturb, "init", init_seed, range(first_init, first_init + init.shape[0]))
     hit, ang = [], []
     for eta in etas:
         res = simulate_gd(init, eta=eta, horizon=horizon, lam=lam, check_every=check_every, source_time=T)
@@ -385,7 +428,7 @@ def table2_seed(b: int, delta0: float, seed: int = SEEDS["table2"]) -> int:
 
 def long_horizons(streams: int, settings=TABLE2_SETTINGS, *, eta: float = 0.01, horizon: float = 450.0,
                   lam: float = LAM, check_every: int = 10, seed: int = SEEDS["table2"],
-                  first_stream: int = 0) -> list[dict]:
+                  first_stream: int = 0, perturb: float = 0.0) -> list[dict]:
     """Table 2: one dict per setting with ``b, delta0, gamma``, recovery / first-disagreement times.
 
     Streams ``first_stream ... first_stream + streams - 1`` of each setting; streams stop at
@@ -393,8 +436,9 @@ def long_horizons(streams: int, settings=TABLE2_SETTINGS, *, eta: float = 0.01, 
     """
     out = []
     for b, d in settings:
-        res = simulate_sgd(delta0=d, b=b, eta=eta, horizon=horizon, lam=lam, streams=streams,
-                           seed=table2_seed(b, d, seed), check_every=check_every, first_stream=first_stream)
+        s = table2_seed(b, d, seed)
+        res = simulate_sgd(**start(d, perturb, s, first_stream, streams), b=b, eta=eta, horizon=horizon, lam=lam,
+                           streams=streams, seed=s, check_every=check_every, first_stream=first_stream)
         out.append({"b": b, "delta0": d, "gamma": gamma_of(d, b, eta), "eta": eta, "horizon": horizon,
                     "recovery": res.recovery_time, "first": res.first_disagreement_time,
                     "disagreements": res.disagreements, "final_angle": res.final_angle})
@@ -403,7 +447,7 @@ def long_horizons(streams: int, settings=TABLE2_SETTINGS, *, eta: float = 0.01, 
 
 def angle_paths(streams: int, settings=((16, 1e-5), (16, 1e-4), (1, 1e-3)), *, eta: float = 0.01,
                 horizon: float = 700.0, lam: float = LAM, check_every: int = 10,
-                seed: int = SEEDS["table2"], first_stream: int = 0) -> list[dict]:
+                seed: int = SEEDS["table2"], first_stream: int = 0, perturb: float = 0.0) -> list[dict]:
     """Angle traces of the Table 2 streams (same seeds, from ``first_stream``), one dict per setting.
 
     ``trace_angle`` (streams, checks) with check m at time ``m check_every eta`` (NaN after
@@ -411,9 +455,9 @@ def angle_paths(streams: int, settings=((16, 1e-5), (16, 1e-4), (1, 1e-3)), *, e
     """
     out = []
     for b, d in settings:
-        res = simulate_sgd(delta0=d, b=b, eta=eta, horizon=horizon, lam=lam, streams=streams,
-                           seed=table2_seed(b, d, seed), check_every=check_every, trace=True,
-                           first_stream=first_stream)
+        s = table2_seed(b, d, seed)
+        res = simulate_sgd(**start(d, perturb, s, first_stream, streams), b=b, eta=eta, horizon=horizon, lam=lam,
+                           streams=streams, seed=s, check_every=check_every, trace=True, first_stream=first_stream)
         out.append({"b": b, "delta0": d, "t": np.arange(res.trace.shape[1]) * check_every * eta,
                     "trace_angle": res.trace[:, :, 1], "recovery": res.recovery_time,
                     "first": res.first_disagreement_time})
@@ -432,7 +476,7 @@ def floor_time(t: np.ndarray, angle: np.ndarray, level: float = 1e-15) -> float:
 
 def extended_rerun(per_setting: int | None, *, horizon: float, settings=TABLE2_SETTINGS, streams: int = 128,
                    eta: float = 0.01, lam: float = LAM, check_every: int = 10,
-                   seed: int = SEEDS["table2"], first_stream: int = 0) -> list[dict]:
+                   seed: int = SEEDS["table2"], first_stream: int = 0, perturb: float = 0.0) -> list[dict]:
     """The 80-bit replay of Table 2 streams and the float64 run of the same streams, same horizon.
 
     ``per_setting=None`` replays all ``streams`` (ids from ``first_stream``); otherwise, in
@@ -447,7 +491,7 @@ def extended_rerun(per_setting: int | None, *, horizon: float, settings=TABLE2_S
     out = []
     for b, d in settings:
         s = table2_seed(b, d, seed)
-        f64 = simulate_sgd(delta0=d, b=b, eta=eta, horizon=horizon, lam=lam, streams=streams, seed=s,
+        f64 = simulate_sgd(**start(d, perturb, s, first_stream, streams), b=b, eta=eta, horizon=horizon, lam=lam, streams=streams, seed=s,
                            check_every=check_every, first_stream=first_stream)
         if per_setting is None:
             ids = np.arange(streams)
@@ -456,14 +500,16 @@ def extended_rerun(per_setting: int | None, *, horizon: float, settings=TABLE2_S
             without = np.flatnonzero(f64.disagreements == 0)[:1]
             ids = np.sort(np.concatenate([with_dis, without]))
         if per_setting is None:  # one vectorised replay of every stream
-            ext = simulate_extended(delta0=d, b=b, eta=eta, horizon=horizon, lam=lam, streams=streams, seed=s,
+            ext = simulate_extended(**start(d, perturb, s, first_stream, streams), b=b, eta=eta, horizon=horizon,
+                                    lam=lam, streams=streams, seed=s,
                                     check_every=check_every, first_stream=first_stream)
             rec, first = ext.recovery_time, ext.first_disagreement_time
         else:  # a few streams, each replayed alone (stream ids are not contiguous)
             rec = np.full(ids.size, np.nan)
             first = np.full(ids.size, np.nan)
             for j, i in enumerate(ids):
-                ext = simulate_extended(delta0=d, b=b, eta=eta, horizon=horizon, lam=lam, streams=1,
+                ext = simulate_extended(**start(d, perturb, s, int(i), 1), b=b, eta=eta, horizon=horizon, lam=lam,
+                                        streams=1,
                                         first_stream=int(i), seed=s, check_every=check_every)
                 rec[j], first[j] = ext.recovery_time[0], ext.first_disagreement_time[0]
         out.append({"b": b, "delta0": d, "ids": ids + first_stream, "horizon": horizon,
@@ -477,14 +523,15 @@ def extended_rerun(per_setting: int | None, *, horizon: float, settings=TABLE2_S
 
 def gamma_grid(streams: int, *, delta0s=FIG3A_DELTA0, bs=FIG3A_B, etas=FIG3A_ETA, horizon: float = 200.0,
                lam: float = LAM, check_every: int = 1, seed: int = SEEDS["fig3a"],
-               first_stream: int = 0) -> list[dict]:
+               first_stream: int = 0, perturb: float = 0.0) -> list[dict]:
     """Figure 3(a): one dict per (delta0, b, eta) cell, the same streams (one seed, ids from ``first_stream``)."""
     out = []
     for d in delta0s:
         for b in bs:
             for eta in etas:
-                res = simulate_sgd(delta0=d, b=b, eta=eta, horizon=horizon, lam=lam, streams=streams, seed=seed,
-                                   check_every=check_every, first_stream=first_stream)
+                res = simulate_sgd(**start(d, perturb, seed, first_stream, streams), b=b, eta=eta, horizon=horizon,
+                                   lam=lam, streams=streams, seed=seed, check_every=check_every,
+                                   first_stream=first_stream)
                 out.append({"delta0": d, "b": b, "eta": eta, "gamma": gamma_of(d, b, eta),
                             "recovery": res.recovery_time, "first": res.first_disagreement_time,
                             "disagreements": res.disagreements})
@@ -536,12 +583,13 @@ def log_slope(t, angle, mask=None) -> float:
 
 def weight_decay_controls(streams: int, *, lams=(0.0, 0.01, 0.05), delta0: float = 1e-5, b: int = 16,
                           eta: float = 0.01, horizon: float = 1000.0, check_every: int = 10,
-                          seed: int = SEEDS["appendix20"], first_stream: int = 0) -> list[dict]:
+                          seed: int = SEEDS["appendix20"], first_stream: int = 0,
+                          perturb: float = 0.0) -> list[dict]:
     """Appendix 20 weight-decay controls: target lambda varies, same checkpoint and streams; stop at recovery."""
     out = []
     for lam in lams:
-        res = simulate_sgd(delta0=delta0, b=b, eta=eta, horizon=horizon, lam=lam, streams=streams, seed=seed,
-                           check_every=check_every, first_stream=first_stream)
+        res = simulate_sgd(**start(delta0, perturb, seed, first_stream, streams), b=b, eta=eta, horizon=horizon,
+                           lam=lam, streams=streams, seed=seed, check_every=check_every, first_stream=first_stream)
         out.append({"lam": lam, "delta0": delta0, "b": b, "eta": eta, "gamma": gamma_of(delta0, b, eta),
                     "horizon": horizon, "recovery": res.recovery_time, "first": res.first_disagreement_time})
     return out
@@ -550,7 +598,7 @@ def weight_decay_controls(streams: int, *, lams=(0.0, 0.01, 0.05), delta0: float
 def parameter_noise(streams: int, *, scales=(0.0, 1e-7, 1e-6, 1e-5), modes=("independent", "shared"),
                     delta0: float = 1e-5, b: int = 16, eta: float = 0.01, lam: float = LAM,
                     horizon: float = 1000.0, check_every: int = 10, seed: int = SEEDS["appendix20"],
-                    first_stream: int = 0) -> list[dict]:
+                    first_stream: int = 0, perturb: float = 0.0) -> list[dict]:
     """Appendix 20 noise controls: ``s sqrt(eta) xi_i`` after every step, runs continue to ``horizon``.
 
     ``s = 0`` is run once (mode 'none'). ``final_angle`` is the angle at the horizon.
@@ -560,8 +608,8 @@ def parameter_noise(streams: int, *, scales=(0.0, 1e-7, 1e-6, 1e-5), modes=("ind
         for s in scales:
             if s == 0.0 and mode != modes[0]:
                 continue
-            res = simulate_sgd(delta0=delta0, b=b, eta=eta, horizon=horizon, lam=lam, streams=streams, seed=seed,
-                               check_every=check_every, noise_s=s, noise=mode, stop_at_recovery=False,
+            res = simulate_sgd(**start(delta0, perturb, seed, first_stream, streams), b=b, eta=eta,
+                               horizon=horizon, lam=lam, streams=streams, seed=seed, check_every=check_every, noise_s=s, noise=mode, stop_at_recovery=False,
                                first_stream=first_stream)
             out.append({"mode": mode if s > 0 else "none", "s": s, "horizon": horizon,
                         "recovery": res.recovery_time, "final_angle": res.final_angle})
@@ -573,7 +621,7 @@ def parameter_noise(streams: int, *, scales=(0.0, 1e-7, 1e-6, 1e-5), modes=("ind
 
 def joint_sweep(n_inits: int, *, etas=JOINT_ETAS, times=tuple(range(0, 401, 25)), b: int = 16,
                 horizon: float = 200.0, lam: float = LAM, check_every: int = 10, seed: int = SEEDS["joint"],
-                init_seed: int = SEEDS["d0"], first_init: int = 0) -> dict:
+                init_seed: int = SEEDS["d0"], first_init: int = 0, perturb: float = 0.0) -> dict:
     """Figure 4: SGD in both phases for each eta, checkpoints along one source trajectory per init.
 
     Returns ``recovered`` (n_eta, nT, n) booleans and checkpoint ``angle`` (n_eta, nT, n).
@@ -582,6 +630,7 @@ def joint_sweep(n_inits: int, *, etas=JOINT_ETAS, times=tuple(range(0, 401, 25))
     ts = _checkpoint_times(times)
     first_init = _first(first_init, "first_init")
     init = d0_initialisations(n_inits, init_seed, first=first_init)
+    init = moved_rows(init, perturb, "init", init_seed, range(first_init, first_init + init.shape[0]))
     rec, ang = [], []
     for eta in etas:
         s = derive_seed(seed, "eta", int(round(eta * 1e6)))
@@ -628,7 +677,7 @@ COR5_ARMS = (  # (group, b, eta, horizon, seed tags); 'samples' arms stop after 
 
 
 def sample_size_design(streams: int, *, delta0: float = 1e-4, lam: float = LAM, seed: int = SEEDS["cor5"],
-                       arms=None, first_stream: int = 0) -> dict:
+                       arms=None, first_stream: int = 0, perturb: float = 0.0) -> dict:
     """Our experiment for Corollary 5 (constructed checkpoint at ``delta0``, independent seeds per arm).
 
     * ``budget``: equal Gamma = 0.16 through (b, eta) = (4, 0.0025), (16, 0.01), (32, 0.02), H = 200;
@@ -645,8 +694,9 @@ def sample_size_design(streams: int, *, delta0: float = 1e-4, lam: float = LAM, 
     out: dict = {"delta0": delta0}
     for i in idx:
         group, b, eta, horizon, tags = COR5_ARMS[i]
-        res = simulate_sgd(delta0=delta0, b=b, eta=eta, horizon=horizon, lam=lam, streams=streams,
-                           seed=derive_seed(seed, *tags), check_every=10, first_stream=first_stream)
+        s = derive_seed(seed, *tags)
+        res = simulate_sgd(**start(delta0, perturb, s, first_stream, streams), b=b, eta=eta, horizon=horizon,
+                           lam=lam, streams=streams, seed=s, check_every=10, first_stream=first_stream)
         if group == "samples":
             arm = {"b": b, "N": int(round(horizon / eta)), "eta": eta, "first": res.first_disagreement_time}
         else:

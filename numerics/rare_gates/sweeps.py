@@ -29,6 +29,8 @@ experiment                      cells                                 paper
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from numerics.rare_gates import experiments as E
@@ -195,9 +197,19 @@ def _cor5_assemble(_sizes, params: list[dict], values: list[dict]) -> dict:
     return out
 
 
+def _perturbed(cells, z: E.Sizes) -> list[dict]:
+    """``cells(z)``, each cell's call given ``perturb`` when the sizes set one (cells at 0 keep their stored keys)."""
+    out = cells(z)
+    if z.perturb:
+        for p in out:
+            p["kwargs"]["perturb"] = z.perturb
+    return out
+
+
 def _experiment(name: str, summary: str, cells, assemble) -> Experiment:
-    return Experiment(name=f"rare_gates.{name}", summary=summary, sizes=E.sizes_with, cells=cells, compute=compute,
-                      assemble=assemble, code_modules=CODE_MODULES)
+    return Experiment(name=f"rare_gates.{name}", summary=summary, sizes=E.sizes_with,
+                      cells=functools.partial(_perturbed, cells), compute=compute, assemble=assemble,
+                      code_modules=CODE_MODULES)
 
 
 EXPERIMENTS = {e.name: e for e in (

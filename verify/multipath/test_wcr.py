@@ -294,6 +294,16 @@ def test_root_interval_and_bisection(audit, certified):
         f"{mpmath.nstr(certified[10].y_hi - certified[10].y_lo, 2)}) widened by 1e-30 (120 halvings of a width-1/2 "
         "bracket)."
     )
+    # Soundness of every certificate: the root is only known to lie in its bracket, so the enclosure of
+    # gamma must hold Eq. (81), gamma = L y^(2/L-1) / ((2L-1) y - (L-1)), at both bracket ends (recomputed
+    # here from (81) at 2 * 12 + 10 digits, not by the library's evaluation).
+    with mpmath.workdps(34):
+        g81 = lambda yy, L: L * yy ** (mpmath.mpf(2) / L - 1) / ((2 * L - 1) * yy - (L - 1))  # noqa: E731
+        uncovered = [L for L, c in certified.items()
+                     if not all(c.gamma_lo <= g81((1 + t) / 2, L) <= c.gamma_hi for t in (c.t_lo, c.t_hi))]
+    audit.evidence(f"Every certificate's gamma enclosure holds (81) at both ends of its root bracket: "
+                   f"{len(certified) - len(uncovered)} of {len(certified)}.")
+    assert not uncovered, f"gamma enclosures not covering their root brackets: L = {uncovered[:10]}"
     assert all(lo_val < 0 < hi_val for lo_val, hi_val in ends.values())
     assert inside
     c10 = certified[10]
