@@ -44,8 +44,7 @@ from pathlib import Path
 import numba
 import numpy as np
 
-WORKLOAD = {"delta0": 1e-5, "eta": 0.01, "lam": 0.05, "horizon": 200.0, "check_every": 10, "threshold": 0.4,
-            "seed": 0}
+WORKLOAD = {"delta0": 1e-5, "eta": 0.01, "lam": 0.05, "horizon": 200.0, "check_every": 10, "threshold": 0.4, "seed": 0}
 BATCHES = (1, 16, 64)
 STREAMS = {1: 2048, 16: 256, 64: 128}  # about 4e7-1.6e8 inputs each: a few tenths of a second
 GD_ROWS = 64
@@ -81,8 +80,23 @@ def run_sgd(b: int, S: int, threads: int) -> tuple[float, int, list]:
     numba.set_num_threads(threads)
     try:
         t0 = time.perf_counter()
-        K._sgd_streams(theta0, st, ns, True, b, WORKLOAD["eta"], WORKLOAD["lam"], _n_updates(),
-                       WORKLOAD["check_every"], WORKLOAD["threshold"], True, 0.0, K.NOISE_NONE, chunk, *outs)
+        K._sgd_streams(
+            theta0,
+            st,
+            ns,
+            True,
+            b,
+            WORKLOAD["eta"],
+            WORKLOAD["lam"],
+            _n_updates(),
+            WORKLOAD["check_every"],
+            WORKLOAD["threshold"],
+            True,
+            0.0,
+            K.NOISE_NONE,
+            chunk,
+            *outs,
+        )
         dt = time.perf_counter() - t0
     finally:
         numba.set_num_threads(old)
@@ -99,8 +113,20 @@ def run_gd(rows: int, threads: int) -> tuple[float, int]:
     numba.set_num_threads(threads)
     try:
         t0 = time.perf_counter()
-        K._gd_streams(theta0, True, WORKLOAD["eta"], WORKLOAD["lam"], _n_updates(), WORKLOAD["check_every"],
-                      WORKLOAD["threshold"], False, out_theta, rec, upd, np.empty((rows, 0, 2)))
+        K._gd_streams(
+            theta0,
+            True,
+            WORKLOAD["eta"],
+            WORKLOAD["lam"],
+            _n_updates(),
+            WORKLOAD["check_every"],
+            WORKLOAD["threshold"],
+            False,
+            out_theta,
+            rec,
+            upd,
+            np.empty((rows, 0, 2)),
+        )
         dt = time.perf_counter() - t0
     finally:
         numba.set_num_threads(old)
@@ -126,14 +152,34 @@ def measure_numba(repeat: int, scale: float) -> list[dict]:
         S = max(16, int(STREAMS[b] * scale))
         for t in thread_counts:
             dt, inputs, _ = _best(lambda: run_sgd(b, S, t), repeat)
-            rows.append({"name": "sgd_target", "b": b, "threads": t, "streams": S, "seconds": dt, "inputs": inputs,
-                         "inputs_per_s": inputs / dt, "inputs_per_s_per_thread": inputs / dt / t})
+            rows.append(
+                {
+                    "name": "sgd_target",
+                    "b": b,
+                    "threads": t,
+                    "streams": S,
+                    "seconds": dt,
+                    "inputs": inputs,
+                    "inputs_per_s": inputs / dt,
+                    "inputs_per_s_per_thread": inputs / dt / t,
+                }
+            )
     run_gd(2, 1)
     G = max(2, int(GD_ROWS * scale))
     for t in thread_counts:
         dt, steps = _best(lambda: run_gd(G, t), repeat)
-        rows.append({"name": "gd", "b": None, "threads": t, "streams": G, "seconds": dt, "updates": steps,
-                     "updates_per_s": steps / dt, "updates_per_s_per_thread": steps / dt / t})
+        rows.append(
+            {
+                "name": "gd",
+                "b": None,
+                "threads": t,
+                "streams": G,
+                "seconds": dt,
+                "updates": steps,
+                "updates_per_s": steps / dt,
+                "updates_per_s_per_thread": steps / dt / t,
+            }
+        )
     return rows
 
 
@@ -154,8 +200,18 @@ def build_c(tmp: Path) -> tuple[Path | None, str]:
 def run_c(exe: Path, b: int, S: int) -> tuple[float, int, list[list[str]]]:
     """Run the C reference: (seconds, inputs, per-stream fields)."""
     w = WORKLOAD
-    args = [str(exe), str(b), repr(w["eta"]), repr(w["lam"]), repr(w["delta0"]), str(_n_updates()),
-            str(w["check_every"]), repr(w["threshold"]), str(S), str(w["seed"])]
+    args = [
+        str(exe),
+        str(b),
+        repr(w["eta"]),
+        repr(w["lam"]),
+        repr(w["delta0"]),
+        str(_n_updates()),
+        str(w["check_every"]),
+        repr(w["threshold"]),
+        str(S),
+        str(w["seed"]),
+    ]
     proc = subprocess.run(args, capture_output=True, text=True, check=True)
     lines = proc.stdout.splitlines()
     head = lines[0].split()
@@ -183,8 +239,17 @@ def measure_c(repeat: int, scale: float) -> tuple[dict | None, str]:
         dt, inputs, c_rows = _best(lambda: run_c(exe, C_BATCH, S), repeat)
     _, _, outs = run_sgd(C_BATCH, S, 1)
     same = _identical(c_rows, outs)
-    row = {"name": "c_reference", "b": C_BATCH, "threads": 1, "streams": S, "seconds": dt, "inputs": inputs,
-           "inputs_per_s": inputs / dt, "identical_to_numba": same, "compiler": msg}
+    row = {
+        "name": "c_reference",
+        "b": C_BATCH,
+        "threads": 1,
+        "streams": S,
+        "seconds": dt,
+        "inputs": inputs,
+        "inputs_per_s": inputs / dt,
+        "identical_to_numba": same,
+        "compiler": msg,
+    }
     return row, msg
 
 
@@ -202,9 +267,13 @@ def benchmark(repeat: int = 3, scale: float = 1.0, with_c: bool = True) -> dict:
         "ratio_numba_over_c": ratio,
         "c_message": c_msg,
         "workload": WORKLOAD,
-        "machine": {"cpu_count": os.cpu_count(), "numba_threads": numba.config.NUMBA_NUM_THREADS,
-                    "numba": numba.__version__, "python": platform.python_version(),
-                    "processor": platform.processor() or platform.machine()},
+        "machine": {
+            "cpu_count": os.cpu_count(),
+            "numba_threads": numba.config.NUMBA_NUM_THREADS,
+            "numba": numba.__version__,
+            "python": platform.python_version(),
+            "processor": platform.processor() or platform.machine(),
+        },
     }
 
 
@@ -216,21 +285,26 @@ def _render(res: dict) -> str:
             lines.append(f"{'gd':<12} {'-':>3} {r['threads']:>3} {r['streams']:>7} {r['seconds']:>8.3f}  {rate}")
         else:
             rate = f"{r['inputs_per_s']:.3e} inputs/s ({r['inputs_per_s_per_thread']:.3e} per thread)"
-            lines.append(f"{r['name']:<12} {r['b']:>3} {r['threads']:>3} {r['streams']:>7} {r['seconds']:>8.3f}  {rate}")
+            lines.append(
+                f"{r['name']:<12} {r['b']:>3} {r['threads']:>3} {r['streams']:>7} {r['seconds']:>8.3f}  {rate}"
+            )
     c = res["c_reference"]
     if c is None:
         lines.append(res["c_message"])
     else:
-        lines.append(f"{'C reference':<12} {c['b']:>3} {1:>3} {c['streams']:>7} {c['seconds']:>8.3f}  "
-                     f"{c['inputs_per_s']:.3e} inputs/s; bit-identical to numba: {c['identical_to_numba']}")
+        lines.append(
+            f"{'C reference':<12} {c['b']:>3} {1:>3} {c['streams']:>7} {c['seconds']:>8.3f}  "
+            f"{c['inputs_per_s']:.3e} inputs/s; bit-identical to numba: {c['identical_to_numba']}"
+        )
         lines.append(f"ratio numba/C (one thread, b = {c['b']}): {res['ratio_numba_over_c']:.2f}")
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
     """CLI entry point; returns the exit status."""
-    p = argparse.ArgumentParser(prog="python -m numerics.bench", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m numerics.bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--json", action="store_true", help="one JSON object on the last line")
     p.add_argument("--repeat", type=int, default=3, help="timed runs per figure, best kept (default 3)")
     p.add_argument("--scale", type=float, default=1.0, help="multiply the stream counts (default 1)")

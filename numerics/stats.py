@@ -50,7 +50,9 @@ from scipy import special, stats
 
 Z95 = 1.959963984540054  # two-sided 95% quantile Phi^-1(0.975) = 1.95996398454005424 to 1 ulp (the audit's constant)
 Z_MAX = 30.0  # largest z accepted: alpha = 2 Phi(-z) stays a normal float (Phi(-30) ~ 5e-198), so z round-trips
-TIE = 1e-7  # relative tolerance for equal hypergeometric probabilities in the two-sided Fisher test (as R's fisher.test)
+TIE = (
+    1e-7  # relative tolerance for equal hypergeometric probabilities in the two-sided Fisher test (as R's fisher.test)
+)
 TESTS = ("newcombe", "fisher")
 ALTERNATIVES = ("two-sided", "greater", "less")
 INTERVALS = ("wilson", "clopper-pearson")
@@ -244,8 +246,9 @@ def _likely(n: int, p: float) -> tuple[int, int]:
     return max(0, math.floor(n * p - spread)), min(n, math.ceil(n * p + spread))
 
 
-def _newcombe_rejects(n1: int, n2: int, z: float, r1: tuple[int, int] | None = None,
-                      r2: tuple[int, int] | None = None) -> np.ndarray:
+def _newcombe_rejects(
+    n1: int, n2: int, z: float, r1: tuple[int, int] | None = None, r2: tuple[int, int] | None = None
+) -> np.ndarray:
     """Tables ``(k1, k2)`` (``k1`` in ``r1``, ``k2`` in ``r2``, inclusive; default all) whose Newcombe interval excludes 0."""
     k1 = np.arange(r1[0], r1[1] + 1) if r1 else np.arange(n1 + 1)
     k2 = np.arange(r2[0], r2[1] + 1) if r2 else np.arange(n2 + 1)
@@ -325,8 +328,17 @@ def _fisher_p_block(n1: int, n2: int, alt: str, r1: tuple[int, int], r2: tuple[i
     return out
 
 
-def power_two_sample(p1: float, n1: int, p2: float, n2: int, *, test: str = "newcombe", z: float = Z95,
-                     level: float = 0.05, alternative: str = "two-sided") -> float:
+def power_two_sample(
+    p1: float,
+    n1: int,
+    p2: float,
+    n2: int,
+    *,
+    test: str = "newcombe",
+    z: float = Z95,
+    level: float = 0.05,
+    alternative: str = "two-sided",
+) -> float:
     """Exact power of the audit's two-sample comparison of ``k1 ~ Bin(n1, p1)`` with ``k2 ~ Bin(n2, p2)``.
 
     ``test='newcombe'``: reject when Newcombe's interval at ``z`` excludes 0 (``z`` is the
@@ -370,8 +382,9 @@ def power_of_region(n: int, p: float, reject) -> float:
     return float(np.clip(stats.binom.pmf(np.arange(n + 1), n, p)[r].sum(), 0.0, 1.0))
 
 
-def power_one_sample(p0: float, p: float, n: int, *, interval: str = "wilson", z: float = Z95,
-                     alpha: float | None = None) -> float:
+def power_one_sample(
+    p0: float, p: float, n: int, *, interval: str = "wilson", z: float = Z95, alpha: float | None = None
+) -> float:
     """Exact power of the one-sample check "the paper's ``p0`` lies outside our interval of k/n", ``k ~ Bin(n, p)``.
 
     ``interval='wilson'`` at quantile ``z``, or ``'clopper-pearson'`` at level ``alpha``
@@ -452,8 +465,14 @@ def power_by_simulation(trial: Callable[[np.random.Generator], bool], reps: int,
     return SimulatedPower(power=p, reps=reps, mc_error=math.sqrt(p * (1 - p) / reps), seed=seed)
 
 
-def smallest_n(power_of_n: Callable[[int], float], target: float = 0.8, *, n_min: int = 1,
-               n_max: int = 100_000, rel_tol: float = 0.0) -> int | None:
+def smallest_n(
+    power_of_n: Callable[[int], float],
+    target: float = 0.8,
+    *,
+    n_min: int = 1,
+    n_max: int = 100_000,
+    rel_tol: float = 0.0,
+) -> int | None:
     """The sample size ``n`` in ``[n_min, n_max]`` at which ``power_of_n`` first reaches ``target``, or None.
 
     Doubling from ``n_min`` until the power reaches the target, then bisection between the

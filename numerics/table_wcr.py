@@ -96,14 +96,21 @@ def render(rows, fmt: str) -> str:
     if fmt == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
-        header = [c for c in cols if c != "enclosure"] + (["enclosure_lo", "enclosure_hi"] if "enclosure" in cols else [])
+        header = [c for c in cols if c != "enclosure"] + (
+            ["enclosure_lo", "enclosure_hi"] if "enclosure" in cols else []
+        )
         writer.writerow(header)
         for r in rows:
-            writer.writerow([r[c] for c in cols if c != "enclosure"] + (list(r["enclosure"]) if "enclosure" in cols else []))
+            writer.writerow(
+                [r[c] for c in cols if c != "enclosure"] + (list(r["enclosure"]) if "enclosure" in cols else [])
+            )
         return buf.getvalue().rstrip("\n")
     titles = {"L": "L", "y": "y", "gamma_wcr": "gamma_WCR(L)", "ratio_to_2": "gamma_WCR/2", "enclosure": "enclosure"}
     if fmt == "markdown":
-        lines = ["| " + " | ".join(titles[c] for c in cols) + " |", "|" + "|".join("---:" if c != "enclosure" else "---" for c in cols) + "|"]
+        lines = [
+            "| " + " | ".join(titles[c] for c in cols) + " |",
+            "|" + "|".join("---:" if c != "enclosure" else "---" for c in cols) + "|",
+        ]
         lines += ["| " + " | ".join(_cell(r, c) for c in cols) + " |" for r in rows]
         return "\n".join(lines)
     widths = {c: max([len(titles[c])] + [len(_cell(r, c)) for r in rows]) for c in cols}
@@ -128,10 +135,14 @@ def _digits_arg(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m numerics.table_wcr", description=__doc__.split("\n\n>>>")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m numerics.table_wcr",
+        description=__doc__.split("\n\n>>>")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     which = parser.add_mutually_exclusive_group()
-    which.add_argument("--L", nargs="+", type=_depth_arg, metavar="L", help="depths (integers >= 2); default: the paper's")
+    which.add_argument(
+        "--L", nargs="+", type=_depth_arg, metavar="L", help="depths (integers >= 2); default: the paper's"
+    )
     which.add_argument("--L-max", type=_depth_arg, metavar="N", help="every depth 2..N")
     parser.add_argument("--digits", type=_digits_arg, default=12, help="significant digits (default 12)")
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default text)")

@@ -202,7 +202,10 @@ def test_audit_power_needs_alternative_and_method():
         Audit("T-1.a").power(0.9, alternative="", method="m")
 
 
-@pytest.mark.parametrize("value, digits", [(sympy.Float(1e20), 5), (sympy.pi * sympy.Integer(10) ** -10, 10), (sympy.pi * sympy.Integer(10) ** 20, 10)])
+@pytest.mark.parametrize(
+    "value, digits",
+    [(sympy.Float(1e20), 5), (sympy.pi * sympy.Integer(10) ** -10, 10), (sympy.pi * sympy.Integer(10) ** 20, 10)],
+)
 def test_format_value_exponent_notation(value, digits):
     with mpmath.workdps(60):
         printed = mpmath.mpf(format_value(value, digits))
@@ -334,7 +337,9 @@ def _claim(cid="T-1.a", unverifiable=None, paper="rare_gates") -> Claim:
 
 
 def _check(outcome, cid="T-1.a", reading=None, discrepancy=None, **kw) -> CheckResult:
-    return CheckResult(nodeid=f"t.py::test_{outcome}", claim_id=cid, outcome=outcome, reading=reading, discrepancy=discrepancy, **kw)
+    return CheckResult(
+        nodeid=f"t.py::test_{outcome}", claim_id=cid, outcome=outcome, reading=reading, discrepancy=discrepancy, **kw
+    )
 
 
 def _power(p):
@@ -370,8 +375,15 @@ def test_verdict_for(claim, checks, verdict):
 
 
 def test_every_verdict_is_reachable():
-    assert set(VERDICTS) == {"confirmed", "confirmed-reading", "inconclusive", "discrepancy", "unverifiable",
-                             "check-failed", "not-run"}
+    assert set(VERDICTS) == {
+        "confirmed",
+        "confirmed-reading",
+        "inconclusive",
+        "discrepancy",
+        "unverifiable",
+        "check-failed",
+        "not-run",
+    }
 
 
 # ------------------------------------------------------------------------------ report
@@ -463,10 +475,13 @@ def test_markdown_without_findings(no_git, tmp_path):
 
 
 def test_report_lists_instruments(no_git, tmp_path):
-    rows = [{"name": "rounds_to", "reference": "half a unit", "outcome": "failed", "message": "AssertionError: x"},
-            {"name": "Fisher's exact test", "reference": "tea tasting", "outcome": "passed", "message": ""}]
-    report = build_report({"T-1.ok": _claim("T-1.ok")}, [_check("passed", "T-1.ok")], "quick", tmp_path,
-                          instruments=rows)
+    rows = [
+        {"name": "rounds_to", "reference": "half a unit", "outcome": "failed", "message": "AssertionError: x"},
+        {"name": "Fisher's exact test", "reference": "tea tasting", "outcome": "passed", "message": ""},
+    ]
+    report = build_report(
+        {"T-1.ok": _claim("T-1.ok")}, [_check("passed", "T-1.ok")], "quick", tmp_path, instruments=rows
+    )
     assert [i["name"] for i in report["instruments"]] == ["Fisher's exact test", "rounds_to"]
     md = render_markdown(report)
     assert "## Instruments" in md and "| rounds_to | half a unit | failed: AssertionError: x |" in md
@@ -612,9 +627,25 @@ def temp_registry(tmp_path, monkeypatch):
     _write(
         d,
         "rare_gates/t.toml",
-        *(_claim_toml(id=cid) for cid in ["T-1.ok", "T-1.read", "T-1.disc", "T-1.fail", "T-1.skip", "T-1.xpass",
-                                          "T-1.d_ours_bad", "T-1.d_other_exc", "T-1.d_setup", "T-1.setup",
-                                          "T-1.teardown", "T-1.weak", "T-1.strong", "T-1.fit"]),
+        *(
+            _claim_toml(id=cid)
+            for cid in [
+                "T-1.ok",
+                "T-1.read",
+                "T-1.disc",
+                "T-1.fail",
+                "T-1.skip",
+                "T-1.xpass",
+                "T-1.d_ours_bad",
+                "T-1.d_other_exc",
+                "T-1.d_setup",
+                "T-1.setup",
+                "T-1.teardown",
+                "T-1.weak",
+                "T-1.strong",
+                "T-1.fit",
+            ]
+        ),
         _claim_toml(id="T-1.unv", unverifiable="private data"),
     )
     monkeypatch.setattr("verify.plugin.load_registry", lambda directory=None: load_registry(d))
@@ -657,14 +688,19 @@ def test_plugin_end_to_end_verdicts(pytester, temp_registry, no_git):
     assert "AssertionError" in by_id["T-1.d_other_exc"]["evidence"]
     assert by_id["T-1.weak"]["power"] == 0.42 and by_id["T-1.weak"]["alternative"].startswith("a relative 25%")
     assert by_id["T-1.strong"]["power"] == 0.91 and by_id["T-1.ok"]["power"] is None
-    assert by_id["T-1.fit"]["fitted"] is True and by_id["T-1.fit"]["alternatives"] == {"every ten updates (Appendix 19)": "22.2"}
+    assert by_id["T-1.fit"]["fitted"] is True and by_id["T-1.fit"]["alternatives"] == {
+        "every ten updates (Appendix 19)": "22.2"
+    }
     assert by_id["T-1.ok"]["fitted"] is False
     assert by_id["T-1.ok"]["ours"] == "0.5" and by_id["T-1.ok"]["evidence"] == "fine"
     assert by_id["T-1.read"]["reading"] == "q read as 2/pi"
     assert by_id["T-1.disc"]["discrepancy"] == "paper 0.6, ours 0.59" and by_id["T-1.disc"]["ours"] == "0.59"
     assert "assert 1 == 2" in by_id["T-1.fail"]["evidence"]
     out = result.stdout.str()
-    assert "discrepancies, failed checks and inconclusive claims:" in out and "T-1.disc [discrepancy] paper: 0.5 | ours: 0.59" in out
+    assert (
+        "discrepancies, failed checks and inconclusive claims:" in out
+        and "T-1.disc [discrepancy] paper: 0.5 | ours: 0.59" in out
+    )
 
 
 def test_plugin_strict_xpass_explained(pytester, temp_registry, no_git):
@@ -674,9 +710,7 @@ def test_plugin_strict_xpass_explained(pytester, temp_registry, no_git):
 
 def test_plugin_rejects_unregistered_claim(pytester, temp_registry, no_git):
     pytester.makeini(_INI)
-    pytester.makepyfile(
-        test_bad="from verify.audit import claim\n\n@claim('T-9.nope')\ndef test_x():\n    pass\n"
-    )
+    pytester.makepyfile(test_bad="from verify.audit import claim\n\n@claim('T-9.nope')\ndef test_x():\n    pass\n")
     result = pytester.runpytest_inprocess("-p", "verify.plugin", "--report-dir", "rep", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*checks name unregistered claims*", "*T-9.nope*"])

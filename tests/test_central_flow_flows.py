@@ -46,7 +46,9 @@ def _product_model(y1, y2):
         return H
 
     return F.Model(
-        "product", 4, (2, 2, 1),
+        "product",
+        4,
+        (2, 2, 1),
         lambda th: a.loss(th[:2]) + b.loss(th[2:]),
         lambda th, gates=None, weights=None: np.concatenate([a.grad(th[:2]), b.grad(th[2:])]),
         hess,
@@ -151,9 +153,12 @@ def test_degenerate_cluster_is_basis_free():
     c, s_ = math.cos(0.7), math.sin(0.7)
     Qr = Q @ np.array([[c, -s_], [s_, c]])
     g = model.grad(theta)
-    Cab = {(0, 0): model.curvature_grad(theta, Qr[:, 0]), (1, 1): model.curvature_grad(theta, Qr[:, 1]),
-           (0, 1): 0.25 * (model.curvature_grad(theta, Qr[:, 0] + Qr[:, 1])
-                           - model.curvature_grad(theta, Qr[:, 0] - Qr[:, 1]))}
+    Cab = {
+        (0, 0): model.curvature_grad(theta, Qr[:, 0]),
+        (1, 1): model.curvature_grad(theta, Qr[:, 1]),
+        (0, 1): 0.25
+        * (model.curvature_grad(theta, Qr[:, 0] + Qr[:, 1]) - model.curvature_grad(theta, Qr[:, 0] - Qr[:, 1])),
+    }
     X = F.oscillation_covariance(g, Cab, 2)
     corr = X[0, 0] * Cab[(0, 0)] + X[1, 1] * Cab[(1, 1)] + 2 * X[0, 1] * Cab[(0, 1)]
     assert np.allclose(-eta * (g + 0.5 * corr), out["velocity"], rtol=0, atol=1e-12)

@@ -51,8 +51,13 @@ def _check_grad_hess(loss, grad, hess, theta, h, gates=None):
 def test_scalar_against_stencil(seed):
     rng = np.random.default_rng(seed)
     theta, y = rng.normal(size=2) * 2, float(rng.normal())
-    _check_grad_hess(lambda t: models.scalar_loss(t, y), lambda t: models.scalar_grad(t, y),
-                     lambda t: models.scalar_hessian(t, y), theta, h=0.1)
+    _check_grad_hess(
+        lambda t: models.scalar_loss(t, y),
+        lambda t: models.scalar_grad(t, y),
+        lambda t: models.scalar_hessian(t, y),
+        theta,
+        h=0.1,
+    )
 
 
 @given(n=st.integers(1, 4), m=st.integers(1, 4), r=st.integers(1, 3), seed=st.integers(0, 2**32 - 1))
@@ -60,8 +65,13 @@ def test_mf_against_stencil(n, m, r, seed):
     rng = np.random.default_rng(seed)
     Y = rng.normal(size=(n, m))
     theta = rng.normal(size=(n + m) * r)
-    _check_grad_hess(lambda t: models.mf_loss(t, Y, r), lambda t: models.mf_grad(t, Y, r),
-                     lambda t: models.mf_hessian(t, Y, r), theta, h=0.05)
+    _check_grad_hess(
+        lambda t: models.mf_loss(t, Y, r),
+        lambda t: models.mf_grad(t, Y, r),
+        lambda t: models.mf_hessian(t, Y, r),
+        theta,
+        h=0.05,
+    )
     H = models.mf_hessian(theta, Y, r)
     assert np.array_equal(H, H.T)
 
@@ -79,9 +89,14 @@ def test_relu_against_stencil(n, d, r, N, seed):
     h = min(0.05, 0.2 * margin / max(np.max(np.abs(X)), 1e-300))
     if h < 1e-6:  # a pre-activation too close to 0 for a clean stencil; rare, and not this test's concern
         return
-    _check_grad_hess(lambda t: models.relu_loss(t, X, Y, r), lambda t: models.relu_grad(t, X, Y, r),
-                     lambda t: models.relu_hessian(t, X, Y, r), theta, h=h,
-                     gates=lambda t: models.relu_gates(t, X, Y, r))
+    _check_grad_hess(
+        lambda t: models.relu_loss(t, X, Y, r),
+        lambda t: models.relu_grad(t, X, Y, r),
+        lambda t: models.relu_hessian(t, X, Y, r),
+        theta,
+        h=h,
+        gates=lambda t: models.relu_gates(t, X, Y, r),
+    )
     H = models.relu_hessian(theta, X, Y, r)
     assert np.array_equal(H, H.T)
 

@@ -16,25 +16,33 @@ from verify.registry import Claim, load_registry
 @pytest.mark.parametrize(
     ("where", "labels"),
     [
-        ("Appendix B.2, proof of Proposition B.4, Eq. (34); Appendix E.1, Lemma E.1, Eq. (52)",
-         ["Appendix B.2", "Proposition B.4", "Eq. (34)", "Appendix E.1", "Lemma E.1", "Eq. (52)"]),
+        (
+            "Appendix B.2, proof of Proposition B.4, Eq. (34); Appendix E.1, Lemma E.1, Eq. (52)",
+            ["Appendix B.2", "Proposition B.4", "Eq. (34)", "Appendix E.1", "Lemma E.1", "Eq. (52)"],
+        ),
         ("Section 3.2 (after Eq. (7))", ["Section 3.2", "Eq. (7)"]),
         ("Table 1", ["Table 1"]),
         ("Figure 1 caption", ["Figure 1"]),
         ("Figure 3(a); Figure 1b-d; Figure 2 top left", ["Figure 3", "Figure 1", "Figure 2"]),
-        ("Appendix E.2, Eqs. (53)-(54); Appendix F.6, text around Eqs. (84)-(86)",
-         ["Appendix E.2", "Eq. (53)", "Eq. (54)", "Appendix F.6", "Eq. (84)", "Eq. (85)", "Eq. (86)"]),
+        (
+            "Appendix E.2, Eqs. (53)-(54); Appendix F.6, text around Eqs. (84)-(86)",
+            ["Appendix E.2", "Eq. (53)", "Eq. (54)", "Appendix F.6", "Eq. (84)", "Eq. (85)", "Eq. (86)"],
+        ),
         ("Sections 4, 7.4 and 9 (Scope and extensions)", ["Section 4", "Section 7.4", "Section 9"]),
         ("Appendix F.4-F.5, after Eq. (80)", ["Appendix F.4", "Appendix F.5", "Eq. (80)"]),
         ("full derivations in Apps. B–D", ["Appendix B", "Appendix C", "Appendix D"]),
         ("Propositions 4 and 12, Lemma 14", ["Proposition 4", "Proposition 12", "Lemma 14"]),
         ("Section 8, 'Identical checkpoints'; Table 1, rows T = 0 and T = 100", ["Section 8", "Table 1"]),
         ("Section 1 (Marcotte et al. 2023)", ["Section 1"]),
-        ("Hypothesis E.10 (self-stabilized EoS regime); Definition E.7 and Theorem E.8",
-         ["Hypothesis E.10", "Definition E.7", "Theorem E.8"]),
+        (
+            "Hypothesis E.10 (self-stabilized EoS regime); Definition E.7 and Theorem E.8",
+            ["Hypothesis E.10", "Definition E.7", "Theorem E.8"],
+        ),
         ("the common representation in Equation 1", ["Eq. (1)"]),
-        ("Theorem[4.2](https://arxiv.org/html/x#S4.Thmtheorem2) and Appendix[E.1](https://a/b#A5.SS1)",
-         ["Theorem 4.2", "Appendix E.1"]),
+        (
+            "Theorem[4.2](https://arxiv.org/html/x#S4.Thmtheorem2) and Appendix[E.1](https://a/b#A5.SS1)",
+            ["Theorem 4.2", "Appendix E.1"],
+        ),
         ("Abstract; Introduction", []),
     ],
 )
@@ -55,8 +63,10 @@ def test_a_singular_word_takes_no_list():
         ("Appendix B, Eq. (18) (lost in the text; cited by Figure 1)", ["Appendix B", "Eq. (18)"]),
         ("Appendix 14 (kernel J); used in Appendix 13 and Proposition 11", ["Appendix 14"]),
         ("Section 6 before Eq. (20); Appendix F.2", ["Section 6", "Appendix F.2"]),
-        ("Section 5.3 (last paragraph, 'See Figure 9 in Appendix G'); Appendix G, Figure 8",
-         ["Section 5.3", "Appendix G", "Figure 8"]),
+        (
+            "Section 5.3 (last paragraph, 'See Figure 9 in Appendix G'); Appendix G, Figure 8",
+            ["Section 5.3", "Appendix G", "Figure 8"],
+        ),
     ],
 )
 def test_where_refs_drops_landmarks(where, placed):
@@ -146,15 +156,32 @@ HTML = (
 
 def test_defined_labels_markdown():
     assert cv.defined_labels(MARKDOWN) == [
-        "Section 1", "Theorem 1", "Lemma 2", "Eq. (3)", "Eq. (4)", "Section 1.1", "Figure 1", "Table 1",
-        "Section 2", "Section 3", "Appendix 4", "Appendix 4.1",
+        "Section 1",
+        "Theorem 1",
+        "Lemma 2",
+        "Eq. (3)",
+        "Eq. (4)",
+        "Section 1.1",
+        "Figure 1",
+        "Table 1",
+        "Section 2",
+        "Section 3",
+        "Appendix 4",
+        "Appendix 4.1",
     ]
 
 
 def test_cited_labels_markdown():
     # references to items the text never states; front matter, references and other papers' items excluded
     assert cv.cited_labels(MARKDOWN) == [
-        "Lemma 4", "Corollary 2", "Appendix 5.1", "Eq. (5)", "Eq. (6)", "Eq. (7)", "Lemma 8", "Lemma 9",
+        "Lemma 4",
+        "Corollary 2",
+        "Appendix 5.1",
+        "Eq. (5)",
+        "Eq. (6)",
+        "Eq. (7)",
+        "Lemma 8",
+        "Lemma 9",
     ]
 
 
@@ -172,8 +199,21 @@ def test_a_reference_is_no_definition():
 
 def test_defined_labels_html_conversion():
     assert cv.defined_labels(HTML) == [
-        "Section 3", "Eq. (1)", "Eq. (2)", "Section 3.1", "Eq. (3)", "Figure 1", "Theorem 4.2", "Section 5.1",
-        "Proposition 5.1", "Section 8", "Appendix A", "Appendix B", "Appendix B.1", "Definition B.1", "Figure 3",
+        "Section 3",
+        "Eq. (1)",
+        "Eq. (2)",
+        "Section 3.1",
+        "Eq. (3)",
+        "Figure 1",
+        "Theorem 4.2",
+        "Section 5.1",
+        "Proposition 5.1",
+        "Section 8",
+        "Appendix A",
+        "Appendix B",
+        "Appendix B.1",
+        "Definition B.1",
+        "Figure 3",
     ]
     assert cv.cited_labels(HTML) == []
 
@@ -288,16 +328,21 @@ def test_stale_exclusion_and_unknown_claims(tmp_path):
     with pytest.raises(cv.CoverageError, match="excluded .* but claims cover it"):
         cv.coverage("rare_gates", registry, _write_map(tmp_path, '[[item]]\nlabel = "Lemma 7"\nexcluded = "x"\n'))
     with pytest.raises(cv.CoverageError, match="not registered for rare_gates: \\['MP-a', 'RG-zz'\\]"):
-        cv.coverage("rare_gates", registry,
-                    _write_map(tmp_path, '[[item]]\nlabel = "Lemma 8"\nclaims = ["MP-a", "RG-zz"]\n'))
+        cv.coverage(
+            "rare_gates", registry, _write_map(tmp_path, '[[item]]\nlabel = "Lemma 8"\nclaims = ["MP-a", "RG-zz"]\n')
+        )
 
 
 def test_render_text_and_counts():
-    report = {"papers": {"rare_gates": [
-        {"label": "Section 1", "claims": ["RG-1.027", "RG-1.059"], "excluded": None},
-        {"label": "Section 2", "claims": [], "excluded": "related work"},
-        {"label": "Lemma 7", "claims": [], "excluded": None},
-    ]}}
+    report = {
+        "papers": {
+            "rare_gates": [
+                {"label": "Section 1", "claims": ["RG-1.027", "RG-1.059"], "excluded": None},
+                {"label": "Section 2", "claims": [], "excluded": "related work"},
+                {"label": "Lemma 7", "claims": [], "excluded": None},
+            ]
+        }
+    }
     lines = cv.render_text(report).splitlines()
     assert lines[0].startswith("rare_gates: Rare Gate Disagreements")
     assert lines[1].split() == ["Section", "1", "covered", "RG-1.027,", "RG-1.059"]
@@ -342,8 +387,10 @@ def test_cli_text(capsys):
     assert lines[0].startswith("central_flow: Symmetry Breaking")
     assert any(line.split()[:3] == ["Figure", "1", "covered"] for line in lines)
     c = cv.counts(cv.coverage_report(["central_flow"])["papers"]["central_flow"])
-    assert lines[-1].strip() == (f"central_flow: {c['items']} items: {c['covered']} covered, "
-                                 f"{c['excluded']} excluded, {c['uncovered']} uncovered")
+    assert lines[-1].strip() == (
+        f"central_flow: {c['items']} items: {c['covered']} covered, "
+        f"{c['excluded']} excluded, {c['uncovered']} uncovered"
+    )
 
 
 def test_coverage_main_alone(capsys):
@@ -376,15 +423,17 @@ def test_cli_bad_map_exits_1(tmp_path, monkeypatch, capsys):
 
 
 def test_python_dash_m(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "verify", "coverage", "--paper", "nope"],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "verify", "coverage", "--paper", "nope"], capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip().splitlines() == [
         "python -m verify coverage: error: argument --paper: unknown paper 'nope'; "
         + "choose from rare_gates, central_flow, multipath"
     ]
-    proc = subprocess.run([sys.executable, "-m", "verify", "coverage", "-h"],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "verify", "coverage", "-h"], capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 0 and "--paper NAME" in proc.stdout and "coverage.toml" in proc.stdout
 
 
@@ -429,5 +478,13 @@ def test_parser_on_the_central_flow_text():
     text = _shared_text("central_flow")
     assert cv.defined_labels(text) == [f"Section {n}" for n in range(1, 5)] + [f"Figure {n}" for n in range(1, 5)]
     assert set(cv.cited_labels(text)) == {
-        "Eq. (1)", "Eq. (2)", "Eq. (18)", "Eq. (23)", "Appendix A", "Appendix B", "Appendix C", "Appendix D", "Table 1",
+        "Eq. (1)",
+        "Eq. (2)",
+        "Eq. (18)",
+        "Eq. (23)",
+        "Appendix A",
+        "Appendix B",
+        "Appendix C",
+        "Appendix D",
+        "Table 1",
     }

@@ -59,10 +59,15 @@ def test_in_d0_is_symmetric_in_the_units(v):
     assert E.in_d0(th)[0] == E.in_d0(swapped)[0]
 
 
-@pytest.mark.parametrize("theta", [[-0.3, 0.3, 0.5, 0.5, 0.5, -0.5],  # a_1 < 0
-                                   [0.3, 0.3, 0.5, 0.5, 0.5, 0.1],  # same side of e1
-                                   [0.3, 0.3, -0.5, 0.01, -0.5, -0.01],  # opposite sides of e1, but across -e1
-                                   [1.0, 1.0, 0.5, 0.5, 0.5, -0.5]])  # omega_1 + omega_2 >= 3/4
+@pytest.mark.parametrize(
+    "theta",
+    [
+        [-0.3, 0.3, 0.5, 0.5, 0.5, -0.5],  # a_1 < 0
+        [0.3, 0.3, 0.5, 0.5, 0.5, 0.1],  # same side of e1
+        [0.3, 0.3, -0.5, 0.01, -0.5, -0.01],  # opposite sides of e1, but across -e1
+        [1.0, 1.0, 0.5, 0.5, 0.5, -0.5],
+    ],
+)  # omega_1 + omega_2 >= 3/4
 def test_in_d0_rejects(theta):
     assert not E.in_d0(np.array(theta))[0]
 
@@ -107,11 +112,13 @@ def test_sgd_source_chain_equals_warm_runs():
     init = E.d0_initialisations(5, seed=3)
     chain = E.sgd_source_chain(init, (0, 0.3, 0.5), b=4, eta=0.01, seed=11)
     assert np.array_equal(chain[0], init)
-    first = simulate_sgd(init, b=4, eta=0.01, horizon=0.01, streams=5, seed=E.derive_seed(11, "source", 1),
-                         source_time=0.3).checkpoint
+    first = simulate_sgd(
+        init, b=4, eta=0.01, horizon=0.01, streams=5, seed=E.derive_seed(11, "source", 1), source_time=0.3
+    ).checkpoint
     assert np.array_equal(chain[1], first)
-    second = simulate_sgd(first, b=4, eta=0.01, horizon=0.01, streams=5, seed=E.derive_seed(11, "source", 2),
-                          source_time=0.2).checkpoint
+    second = simulate_sgd(
+        first, b=4, eta=0.01, horizon=0.01, streams=5, seed=E.derive_seed(11, "source", 2), source_time=0.2
+    ).checkpoint
     assert np.array_equal(chain[2], second)
 
 
@@ -189,9 +196,15 @@ def test_small_controls_and_design_shapes():
     wd = E.weight_decay_controls(2, horizon=0.5)
     assert [w["lam"] for w in wd] == [0.0, 0.01, 0.05]
     nz = E.parameter_noise(2, horizon=0.5)
-    assert [(z["mode"], z["s"]) for z in nz] == [("none", 0.0), ("independent", 1e-7), ("independent", 1e-6),
-                                                ("independent", 1e-5), ("shared", 1e-7), ("shared", 1e-6),
-                                                ("shared", 1e-5)]
+    assert [(z["mode"], z["s"]) for z in nz] == [
+        ("none", 0.0),
+        ("independent", 1e-7),
+        ("independent", 1e-6),
+        ("independent", 1e-5),
+        ("shared", 1e-7),
+        ("shared", 1e-6),
+        ("shared", 1e-5),
+    ]
     js = E.joint_sweep(2, etas=(0.01,), times=(0, 0.5), horizon=0.2)
     assert js["recovered"].shape == (1, 2, 2) and js["angle"].shape == (1, 2, 2)
 
@@ -300,9 +313,14 @@ def test_figures_build(tiny_table1):
     nz = E.parameter_noise(2, horizon=0.3)
     js = E.joint_sweep(2, etas=(0.01, 0.005), times=(0, 0.5), horizon=0.2)
     tr = E.trajectory(tiny_table1, sgd_streams=2, horizon=0.5)
-    figs = [F.figure1(tr), F.figure2(tiny_table1, 3.9), F.figure3a(cells, tiny_table1, [(0.01, 0.08, "x")]),
-            F.recovery_curve_figure(lh, horizon=1.0, paper={(8, 1e-2): [0.1, 0.2, 0.3]}), F.figure4(js, (0.25,)),
-            F.figure5(wd, nz, paper_noise={("none", 0.0): 0.04})]
+    figs = [
+        F.figure1(tr),
+        F.figure2(tiny_table1, 3.9),
+        F.figure3a(cells, tiny_table1, [(0.01, 0.08, "x")]),
+        F.recovery_curve_figure(lh, horizon=1.0, paper={(8, 1e-2): [0.1, 0.2, 0.3]}),
+        F.figure4(js, (0.25,)),
+        F.figure5(wd, nz, paper_noise={("none", 0.0): 0.04}),
+    ]
     assert all(isinstance(f, plt.Figure) for f in figs)
     for f in figs:
         plt.close(f)

@@ -153,6 +153,7 @@ def test_bounds_are_exact_at_any_ambient_precision():
     raw_lo, raw_hi = e._mpi_
     with mpmath.workdps(5):  # a low ambient precision must not round the end points
         lo, hi = bounds(e)
+
     def raw(t):  # (sign, man, exp, bc) read exactly
         return (-1) ** t[0] * Fraction(t[1]) * Fraction(2) ** t[2]
 

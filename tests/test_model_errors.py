@@ -94,7 +94,9 @@ def test_tiny_hidden_vector_gradient(task):
     small = THETA.copy()
     small[2:4] = [1e-9, 0.0]
     # the gradient depends on w1 only through its direction up to O(|w1|) terms
-    np.testing.assert_allclose(model.objective_grad(tiny, task, 0.1), model.objective_grad(small, task, 0.1), rtol=1e-7, atol=1e-7)
+    np.testing.assert_allclose(
+        model.objective_grad(tiny, task, 0.1), model.objective_grad(small, task, 0.1), rtol=1e-7, atol=1e-7
+    )
 
 
 @pytest.mark.parametrize("task", ["Source", "src", "", None, 1, "target "])
@@ -105,7 +107,15 @@ def test_unknown_task(task):
         model.objective_grad(THETA, task, 0.1)
 
 
-@pytest.mark.parametrize("name, args", [("u", ((1.0, 2.0, 3.0), (1.0, 0.0))), ("v", ((1.0, 0.0), (math.nan, 1.0))), ("u", ((math.inf, 0.0), (1.0, 0.0))), ("v", ((1.0, 0.0), 1.0))])
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("u", ((1.0, 2.0, 3.0), (1.0, 0.0))),
+        ("v", ((1.0, 0.0), (math.nan, 1.0))),
+        ("u", ((math.inf, 0.0), (1.0, 0.0))),
+        ("v", ((1.0, 0.0), 1.0)),
+    ],
+)
 def test_kernel_bad_vectors(name, args):
     with pytest.raises(ValueError, match=rf"{name} must be a finite vector of shape \(2,\)"):
         model.kernel(*args)

@@ -43,7 +43,18 @@ def _points():
         a = rng.uniform(-2.0, 2.0, 2)
         r = rng.uniform(0.3, 2.0, 2)
         ph = rng.uniform(-math.pi, math.pi, 2)
-        pts.append(np.array([a[0], a[1], r[0] * math.cos(ph[0]), r[0] * math.sin(ph[0]), r[1] * math.cos(ph[1]), r[1] * math.sin(ph[1])]))
+        pts.append(
+            np.array(
+                [
+                    a[0],
+                    a[1],
+                    r[0] * math.cos(ph[0]),
+                    r[0] * math.sin(ph[0]),
+                    r[1] * math.cos(ph[1]),
+                    r[1] * math.sin(ph[1]),
+                ]
+            )
+        )
     return pts
 
 
@@ -76,7 +87,9 @@ def sample_loss_and_grad(theta: np.ndarray, x: np.ndarray, task: str):
 def _assert_within(closed: float, samples: np.ndarray, what: str):
     mean = samples.mean()
     se = samples.std(ddof=1) / math.sqrt(samples.size)
-    assert abs(closed - mean) <= Z * se, f"{what}: closed form {closed!r}, MC {mean!r} +- {se:.3g} (z = {(closed - mean) / se:.2f})"
+    assert abs(closed - mean) <= Z * se, (
+        f"{what}: closed form {closed!r}, MC {mean!r} +- {se:.3g} (z = {(closed - mean) / se:.2f})"
+    )
 
 
 @pytest.mark.parametrize("idx", range(len(POINTS)))

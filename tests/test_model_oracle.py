@@ -83,7 +83,9 @@ def test_oracle_J_agrees_with_series_near_pi(t):
     # 2 pi J(pi - s) = sin s - s cos s = sum_k (-1)^(k+1) 2k s^(2k+1) / (2k+1)!, at 80 digits.
     with mpmath.workdps(80):
         s = mpmath.pi - mpmath.mpf(t)
-        series = mpmath.nsum(lambda k: (-1) ** (k + 1) * 2 * k * s ** (2 * k + 1) / mpmath.factorial(2 * k + 1), [1, mpmath.inf])
+        series = mpmath.nsum(
+            lambda k: (-1) ** (k + 1) * 2 * k * s ** (2 * k + 1) / mpmath.factorial(2 * k + 1), [1, mpmath.inf]
+        )
         ref = series / (2 * mpmath.pi)
         assert abs(J_mp(t) - ref) <= abs(ref) * mpmath.mpf(10) ** -45
 

@@ -154,7 +154,9 @@ def test_swapping_units_is_a_symmetry(theta, task, lam):
     # the risk's sum is re-ordered (not bitwise); the gradient code treats unit i with the
     # same operations in the same order whichever index it has, so it swaps bitwise.
     sw = _swap(theta)
-    assert abs(model.objective(sw, task, lam) - model.objective(theta, task, lam)) <= 8 * EPS * risk_scale(theta) * (1 + lam)
+    assert abs(model.objective(sw, task, lam) - model.objective(theta, task, lam)) <= 8 * EPS * risk_scale(theta) * (
+        1 + lam
+    )
     np.testing.assert_array_equal(model.objective_grad(sw, task, lam), _swap(model.objective_grad(theta, task, lam)))
 
 
@@ -218,7 +220,18 @@ def _fd_points():
         a = rng.uniform(-3.0, 3.0, 2)
         r = rng.uniform(0.3, 3.0, 2)
         ph = rng.uniform(-math.pi, math.pi, 2)
-        pts.append(np.array([a[0], a[1], r[0] * math.cos(ph[0]), r[0] * math.sin(ph[0]), r[1] * math.cos(ph[1]), r[1] * math.sin(ph[1])]))
+        pts.append(
+            np.array(
+                [
+                    a[0],
+                    a[1],
+                    r[0] * math.cos(ph[0]),
+                    r[0] * math.sin(ph[0]),
+                    r[1] * math.cos(ph[1]),
+                    r[1] * math.sin(ph[1]),
+                ]
+            )
+        )
     return pts
 
 

@@ -277,7 +277,9 @@ def test_full_matrices_reproduce_mode_recursion_with_nonsymmetric_frames(H, L, g
     sig = np.array([1.0, 0.6])
     al = 1e-2 * 0.9 ** np.arange(H)
     eta = g / L
-    run = gd.simulate_full(gd.svs_initialisation(al, [L] * H, U, V, frames), U @ np.diag(sig) @ V.T, eta, 300, record_every=30)
+    run = gd.simulate_full(
+        gd.svs_initialisation(al, [L] * H, U, V, frames), U @ np.diag(sig) @ V.T, eta, 300, record_every=30
+    )
     svs = gd.simulate_svs([L] * H, sig, eta, al, 300, record_every=30, compensated=False)
     assert np.abs(run.mode_values(U, V) - svs.sigma).max() <= 1e-11  # eta < 2/S_1: rounding does not grow
 
@@ -328,8 +330,12 @@ def test_figures_return_figures():
     from numerics.multipath import figures as F
 
     run = gd.simulate_svs([3, 3], [1.0], 0.5, [1e-2, 0.9e-2], 3000, record_every=10)
-    figs = [F.figure1({"x": (0.5, run)}, 3.0, 2.38), F.figure2({"x": run}, 1.0, {"x": 0.7}),
-            F.figure4({(3, 3): run}, {(3, 3): (0.5, 0.5)}), F.figure6({(3, 3.0): gd.chain_orbit(3, 3.0)}, {3: 3.661})]
+    figs = [
+        F.figure1({"x": (0.5, run)}, 3.0, 2.38),
+        F.figure2({"x": run}, 1.0, {"x": 0.7}),
+        F.figure4({(3, 3): run}, {(3, 3): (0.5, 0.5)}),
+        F.figure6({(3, 3.0): gd.chain_orbit(3, 3.0)}, {3: 3.661}),
+    ]
     assert all(type(f).__name__ == "Figure" for f in figs)
     for f in figs:
         plt.close(f)

@@ -85,7 +85,10 @@ def test_precision_is_honoured():
     lo, hi = ns.lambda_min(3, 7, "0.3", 25), ns.lambda_min(3, 7, "0.3", 60)
     with mpmath.workdps(70):
         assert abs(lo - hi) <= mpmath.mpf(10) ** -24 * hi  # 25 significant digits
-        assert abs(hi - 7 * mpmath.mpf(3) ** (mpmath.mpf(2) / 7 - 1) * mpmath.mpf("0.3") ** (2 - mpmath.mpf(2) / 7)) <= mpmath.mpf(10) ** -59 * hi
+        assert (
+            abs(hi - 7 * mpmath.mpf(3) ** (mpmath.mpf(2) / 7 - 1) * mpmath.mpf("0.3") ** (2 - mpmath.mpf(2) / 7))
+            <= mpmath.mpf(10) ** -59 * hi
+        )
     assert mpmath.mp.dps == 15  # no global precision change
 
 
@@ -221,7 +224,12 @@ def test_gradient_matches_finite_differences(seed, d, depths):
     Ws, Mstar = _random_layers(seed, d, depths)
     G = ns.flatten(ns.full_gradient(Ws, Mstar))
     th, h = ns.flatten(Ws), 1e-6
-    fd = np.array([(ns.loss(ns.unflatten(th + h * e, Ws), Mstar) - ns.loss(ns.unflatten(th - h * e, Ws), Mstar)) / (2 * h) for e in np.eye(th.size)])
+    fd = np.array(
+        [
+            (ns.loss(ns.unflatten(th + h * e, Ws), Mstar) - ns.loss(ns.unflatten(th - h * e, Ws), Mstar)) / (2 * h)
+            for e in np.eye(th.size)
+        ]
+    )
     # central differences: truncation O(h^2) ~ 1e-12 and rounding eps |loss| / h ~ 1e-10 x scale
     assert np.abs(fd - G).max() <= 1e-6 * max(1.0, np.abs(G).max(), ns.loss(Ws, Mstar))
 
@@ -231,7 +239,13 @@ def test_jacobian_matches_finite_differences(seed, d, depths):
     Ws, _ = _random_layers(seed, d, depths)
     J = ns.full_jacobian(Ws)
     th, h = ns.flatten(Ws), 1e-6
-    fd = np.stack([(ns.network(ns.unflatten(th + h * e, Ws)) - ns.network(ns.unflatten(th - h * e, Ws))).ravel() / (2 * h) for e in np.eye(th.size)], axis=1)
+    fd = np.stack(
+        [
+            (ns.network(ns.unflatten(th + h * e, Ws)) - ns.network(ns.unflatten(th - h * e, Ws))).ravel() / (2 * h)
+            for e in np.eye(th.size)
+        ],
+        axis=1,
+    )
     assert np.abs(fd - J).max() <= 1e-7 * max(1.0, np.abs(J).max())  # O(h^2) truncation, eps/h rounding
 
 

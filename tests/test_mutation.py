@@ -23,8 +23,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _raw(**over) -> dict:
-    m = {"id": "toy-a", "area": "machinery", "description": "a plausible bug", "file": "toy/calc.py",
-         "old": "2 * x", "new": "3 * x", "checks": ["verify/test_toy.py"]}
+    m = {
+        "id": "toy-a",
+        "area": "machinery",
+        "description": "a plausible bug",
+        "file": "toy/calc.py",
+        "old": "2 * x",
+        "new": "3 * x",
+        "checks": ["verify/test_toy.py"],
+    }
     m.update(over)
     return {k: v for k, v in m.items() if v is not None}
 
@@ -75,16 +82,19 @@ def test_duplicate_id():
         parse_catalogue({"mutant": [_raw(), _raw(new="4 * x")]})
 
 
-@pytest.mark.parametrize("over, message", [
-    ({"area": "optics"}, "area 'optics'"),
-    ({"new": "2 * x"}, "changes nothing"),
-    ({"checks": []}, "at least one check"),
-    ({"checks": ["tests/test_x.py"]}, "under verify/"),
-    ({"tests": ["verify/test_toy.py"]}, "under tests/"),
-    ({"file": "../outside.py"}, "inside the repository"),
-    ({"occurrence": 0}, "occurrence"),
-    ({"id": "Toy A"}, "lower case"),
-])
+@pytest.mark.parametrize(
+    "over, message",
+    [
+        ({"area": "optics"}, "area 'optics'"),
+        ({"new": "2 * x"}, "changes nothing"),
+        ({"checks": []}, "at least one check"),
+        ({"checks": ["tests/test_x.py"]}, "under verify/"),
+        ({"tests": ["verify/test_toy.py"]}, "under tests/"),
+        ({"file": "../outside.py"}, "inside the repository"),
+        ({"occurrence": 0}, "occurrence"),
+        ({"id": "Toy A"}, "lower case"),
+    ],
+)
 def test_bad_values(over, message):
     with pytest.raises(CatalogueError, match=message):
         parse_catalogue({"mutant": [_raw(**over)]})
@@ -107,13 +117,17 @@ def test_file_not_found_and_stale_snippets(tmp_path):
     (tmp_path / "toy" / "calc.py").write_text("def f(x):\n    return 2 * x + 2 * x\n")
     (tmp_path / "verify").mkdir()
     (tmp_path / "verify" / "test_toy.py").write_text("def test_f():\n    pass\n")
-    mutants = parse_catalogue({"mutant": [
-        _raw(id="gone", file="toy/missing.py"),
-        _raw(id="twice"),
-        _raw(id="second", occurrence=2),
-        _raw(id="absent", old="5 * x", new="6 * x"),
-        _raw(id="bad-node", old="return", new="yield", checks=["verify/test_toy.py::test_g"]),
-    ]})
+    mutants = parse_catalogue(
+        {
+            "mutant": [
+                _raw(id="gone", file="toy/missing.py"),
+                _raw(id="twice"),
+                _raw(id="second", occurrence=2),
+                _raw(id="absent", old="5 * x", new="6 * x"),
+                _raw(id="bad-node", old="return", new="yield", checks=["verify/test_toy.py::test_g"]),
+            ]
+        }
+    )
     found = problems(mutants, tmp_path)
     assert "gone: file toy/missing.py not found" in found
     assert any(s.startswith("twice: `old` occurs 2 times") and "occurrence" in s for s in found)
@@ -134,9 +148,11 @@ def test_stale_mutant_error():
 
 
 def test_summary_line_format():
-    outs = [Outcome("a", "machinery", "d", True, "exit status 1", 1.0, {}, killed_by_tests=True),
-            Outcome("b", "machinery", "d", False, "", 1.0, {}, killed_by_tests=False),
-            Outcome("c", "machinery", "d", True, "timeout", 9.0, {}, timeout=True)]
+    outs = [
+        Outcome("a", "machinery", "d", True, "exit status 1", 1.0, {}, killed_by_tests=True),
+        Outcome("b", "machinery", "d", False, "", 1.0, {}, killed_by_tests=False),
+        Outcome("c", "machinery", "d", True, "timeout", 9.0, {}, timeout=True),
+    ]
     line = json.dumps(summary(outs))
     assert json.loads(line) == {"mutants": 3, "killed_by_audit": 2, "killed_by_tests": 1, "survivors": ["b"]}
     assert list(json.loads(line)) == ["mutants", "killed_by_audit", "killed_by_tests", "survivors"]
@@ -144,7 +160,7 @@ def test_summary_line_format():
 
 # --- the runner on a toy repository ---------------------------------------------------------------
 
-TOY_CONFTEST = '''
+TOY_CONFTEST = """
 import json
 import pathlib
 
@@ -177,9 +193,9 @@ def pytest_sessionfinish(session):
         path.mkdir(parents=True, exist_ok=True)
         claims = [{"id": k, "verdict": v} for k, v in session.config.toy_verdicts.items()]
         (path / "report.json").write_text(json.dumps({"claims": claims}))
-'''
+"""
 
-TOY_CALC = '''
+TOY_CALC = """
 def double(x):
     return 2 * x
 
@@ -190,9 +206,9 @@ def half(x):
 
 def settle():
     return 0
-'''
+"""
 
-TOY_CHECK = '''
+TOY_CHECK = """
 import pytest
 
 from toy.calc import double, half, settle
@@ -206,17 +222,17 @@ def test_double_and_half():
 @pytest.mark.claim("TOY-2")
 def test_settles():
     assert settle() == 0
-'''
+"""
 
-TOY_TEST = '''
+TOY_TEST = """
 from toy.calc import double
 
 
 def test_double():
     assert double(-2) == -4
-'''
+"""
 
-TOY_CATALOGUE = '''
+TOY_CATALOGUE = """
 [[mutant]]
 id = "toy-kill"
 area = "machinery"
@@ -245,7 +261,7 @@ file = "toy/calc.py"
 old = "    return 0"
 new = "    while True:\\n        pass"
 checks = ["verify/test_toy.py"]
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -253,9 +269,15 @@ def toy_run(tmp_path_factory):
     if shutil.which("git") is None:
         pytest.skip("git is needed to list the toy repository's files")
     root = tmp_path_factory.mktemp("toyrepo")
-    files = {"conftest.py": TOY_CONFTEST, "toy/__init__.py": "", "toy/calc.py": TOY_CALC,
-             "verify/test_toy.py": TOY_CHECK, "tests/test_calc.py": TOY_TEST, "notes.txt": "ignored\n",
-             ".gitignore": "notes.txt\n"}
+    files = {
+        "conftest.py": TOY_CONFTEST,
+        "toy/__init__.py": "",
+        "toy/calc.py": TOY_CALC,
+        "verify/test_toy.py": TOY_CHECK,
+        "tests/test_calc.py": TOY_TEST,
+        "notes.txt": "ignored\n",
+        ".gitignore": "notes.txt\n",
+    }
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(textwrap.dedent(text))
@@ -268,8 +290,23 @@ def toy_run(tmp_path_factory):
 
 def test_runner_kills_a_bug_and_reports_an_equivalent_mutant(toy_run, capsys):
     root, catalogue, work = toy_run
-    rc = main(["run", "--format", "json", "--jobs", "2", "--timeout", "20", "--catalogue", str(catalogue),
-               "--root", str(root), "--work-dir", str(work)])
+    rc = main(
+        [
+            "run",
+            "--format",
+            "json",
+            "--jobs",
+            "2",
+            "--timeout",
+            "20",
+            "--catalogue",
+            str(catalogue),
+            "--root",
+            str(root),
+            "--work-dir",
+            str(work),
+        ]
+    )
     lines = capsys.readouterr().out.strip().splitlines()
     assert rc == 0
     final = json.loads(lines[-1])
@@ -291,8 +328,22 @@ def test_runner_kills_a_bug_and_reports_an_equivalent_mutant(toy_run, capsys):
 
 def test_runner_strict_exit_status(toy_run, capsys):
     root, catalogue, work = toy_run
-    rc = main(["run", "--strict", "--only", "toy-equivalent", "--timeout", "20", "--catalogue", str(catalogue),
-               "--root", str(root), "--work-dir", str(work)])
+    rc = main(
+        [
+            "run",
+            "--strict",
+            "--only",
+            "toy-equivalent",
+            "--timeout",
+            "20",
+            "--catalogue",
+            str(catalogue),
+            "--root",
+            str(root),
+            "--work-dir",
+            str(work),
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 1
     assert "survivors: toy-equivalent" in out

@@ -90,7 +90,9 @@ def constants_references(lv: Fraction, digits: int) -> dict:
             "tau_GF_slope": lam / (q - lam),
         }
         rmin = sp.lambdify(delta, risk.min_risk_at_angle(), modules="mpmath")
-        out["delta_star"] = mpmath.findroot(lambda d: rmin(d) - mpmath.mpf(2) / 5, mpmath.mpf("1.5"), tol=mpmath.mpf(10) ** -dps)
+        out["delta_star"] = mpmath.findroot(
+            lambda d: rmin(d) - mpmath.mpf(2) / 5, mpmath.mpf("1.5"), tol=mpmath.mpf(10) ** -dps
+        )
     refs = {k: (exact(v), False) for k, v in out.items()}
     refs["B_s"] = (1 - 2 * lv, True)
     return refs
@@ -193,7 +195,10 @@ def check_wcr_row(row, digits):
     # certified width < 10^-(digits+1), plus one unit of 10^-(digits+3) of outward rounding at each end
     assert hi - lo < Fraction(1, 10 ** (digits + 1)) + Fraction(2, 10**places)
     for key, ref in (("y", y_ref), ("gamma_wcr", g_ref), ("ratio_to_2", g_ref / 2)):
-        assert abs(Fraction(row[key]) - ref) <= NEAREST * unit_sig(ref, digits) + ref_slack(ref, digits, False), (L, key)
+        assert abs(Fraction(row[key]) - ref) <= NEAREST * unit_sig(ref, digits) + ref_slack(ref, digits, False), (
+            L,
+            key,
+        )
     # (the value, rounded at ``digits`` significant digits, is coarser than the enclosure's
     # digits + 3 decimals, so it need not lie inside it)
 
@@ -224,7 +229,9 @@ def test_wcr_table_enclosures_property(L, digits):
 @pytest.mark.parametrize("digits", DIGITS)
 def test_wcr_cli_json_and_text(digits, capsys):
     depths = ["2", "3", "7", "100", "1000000"]
-    rows = json.loads(run_main(table_wcr, ["--certify", "--digits", str(digits), "--format", "json", "--L", *depths], capsys))
+    rows = json.loads(
+        run_main(table_wcr, ["--certify", "--digits", str(digits), "--format", "json", "--L", *depths], capsys)
+    )
     assert [r["L"] for r in rows] == [int(d) for d in depths]
     for row in rows:
         check_wcr_row(row, digits)
@@ -232,7 +239,13 @@ def test_wcr_cli_json_and_text(digits, capsys):
     for line, row in zip(out.strip().splitlines()[1:], rows):
         L, y, g, ratio = line.split()[:4]
         lo_s, hi_s = re.search(r"\[([^,\]]+), ([^\]]+)\]", line).groups()
-        assert [int(L), y, g, ratio, [lo_s, hi_s]] == [row["L"], row["y"], row["gamma_wcr"], row["ratio_to_2"], row["enclosure"]]
+        assert [int(L), y, g, ratio, [lo_s, hi_s]] == [
+            row["L"],
+            row["y"],
+            row["gamma_wcr"],
+            row["ratio_to_2"],
+            row["enclosure"],
+        ]
 
 
 def test_wcr_cli_csv_defaults(capsys):
@@ -240,8 +253,16 @@ def test_wcr_cli_csv_defaults(capsys):
     records = list(csv.DictReader(io.StringIO(out)))
     assert [int(r["L"]) for r in records] == list(table_wcr.PAPER_DEPTHS)
     for r in records:
-        check_wcr_row({"L": int(r["L"]), "y": r["y"], "gamma_wcr": r["gamma_wcr"], "ratio_to_2": r["ratio_to_2"],
-                       "enclosure": [r["enclosure_lo"], r["enclosure_hi"]]}, 12)
+        check_wcr_row(
+            {
+                "L": int(r["L"]),
+                "y": r["y"],
+                "gamma_wcr": r["gamma_wcr"],
+                "ratio_to_2": r["ratio_to_2"],
+                "enclosure": [r["enclosure_lo"], r["enclosure_hi"]],
+            },
+            12,
+        )
 
 
 # ------------------------------------------------------------------ numerics.rare_gates.initialization

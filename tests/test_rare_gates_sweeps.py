@@ -17,17 +17,25 @@ from numerics.sweep.codec import equal
 
 CASES = {
     "rare_gates.table2": ({"table2_streams": 70}, lambda z: E.long_horizons(z.table2_streams)),
-    "rare_gates.paths": ({"table2_streams": 70, "floor_horizon": 40},
-                         lambda z: E.angle_paths(z.table2_streams, horizon=z.floor_horizon)),
+    "rare_gates.paths": (
+        {"table2_streams": 70, "floor_horizon": 40},
+        lambda z: E.angle_paths(z.table2_streams, horizon=z.floor_horizon),
+    ),
     "rare_gates.grid": ({"fig3a_streams": 66}, lambda z: E.gamma_grid(z.fig3a_streams)),
-    "rare_gates.weight_decay": ({"appendix20_streams": 66, "appendix20_horizon": 20},
-                                lambda z: E.weight_decay_controls(z.appendix20_streams, horizon=z.appendix20_horizon)),
-    "rare_gates.noise": ({"appendix20_streams": 66, "appendix20_horizon": 20},
-                         lambda z: E.parameter_noise(z.appendix20_streams, horizon=z.appendix20_horizon)),
+    "rare_gates.weight_decay": (
+        {"appendix20_streams": 66, "appendix20_horizon": 20},
+        lambda z: E.weight_decay_controls(z.appendix20_streams, horizon=z.appendix20_horizon),
+    ),
+    "rare_gates.noise": (
+        {"appendix20_streams": 66, "appendix20_horizon": 20},
+        lambda z: E.parameter_noise(z.appendix20_streams, horizon=z.appendix20_horizon),
+    ),
     "rare_gates.cor5": ({"cor5_streams": 66}, lambda z: E.sample_size_design(z.cor5_streams)),
     "rare_gates.halving": ({"halving_inits": 1}, lambda z: E.gd_step_halving(z.halving_inits)),
-    "rare_gates.extended": ({"extended_per_setting": "none", "table2_streams": 18, "extended_horizon": 1.0},
-                            lambda z: E.extended_rerun(None, horizon=z.extended_horizon, streams=z.table2_streams)),
+    "rare_gates.extended": (
+        {"extended_per_setting": "none", "table2_streams": 18, "extended_horizon": 1.0},
+        lambda z: E.extended_rerun(None, horizon=z.extended_horizon, streams=z.table2_streams),
+    ),
 }
 
 
@@ -49,8 +57,15 @@ def test_extended_selection_is_one_cell_per_setting():
 
 
 def _small(name: str, cells: list[dict], assemble) -> Experiment:
-    return Experiment(name=name, summary="", sizes=lambda p, o: None, cells=lambda _z: cells, compute=RS.compute,
-                      assemble=assemble, code_modules=RS.CODE_MODULES)
+    return Experiment(
+        name=name,
+        summary="",
+        sizes=lambda p, o: None,
+        cells=lambda _z: cells,
+        compute=RS.compute,
+        assemble=assemble,
+        code_modules=RS.CODE_MODULES,
+    )
 
 
 def test_table1_cells_join_to_the_one_call_experiment():
@@ -62,8 +77,11 @@ def test_table1_cells_join_to_the_one_call_experiment():
 
 def test_joint_cells_join_to_the_one_call_experiment():
     kw = dict(times=[0.0, 0.5], horizon=0.2, seed=3, init_seed=9)
-    cells = [RS._cell("joint_sweep", n_inits=n, first_init=f, etas=[eta], **kw)
-             for eta in (0.01, 0.005) for f, n in ((0, 1), (1, 2))]
+    cells = [
+        RS._cell("joint_sweep", n_inits=n, first_init=f, etas=[eta], **kw)
+        for eta in (0.01, 0.005)
+        for f, n in ((0, 1), (1, 2))
+    ]
     run = run_sweep(_small("test.joint", cells, RS._joint_assemble), progress=False)
     assert equal(run.result(), E.joint_sweep(3, etas=(0.01, 0.005), **kw))
 
@@ -75,8 +93,11 @@ def test_cells_cover_every_stream_once_in_order(profile):
         ranges: dict = {}
         for p in exp.cells(z):
             kw = p["kwargs"]
-            first, count = (kw["first_init"], kw["n_inits"]) if "first_init" in kw else (kw.get("first_stream", 0),
-                                                                                        kw.get("streams"))
+            first, count = (
+                (kw["first_init"], kw["n_inits"])
+                if "first_init" in kw
+                else (kw.get("first_stream", 0), kw.get("streams"))
+            )
             key = (p.get("setting"), tuple(kw.get("etas", ())))
             ranges.setdefault(key, []).append((first, count))
         for key, rs in ranges.items():
@@ -100,14 +121,18 @@ def test_every_seed_is_explicit_in_the_cells():
 # --- perturbed starts (``pytest verify --perturb``) ------------------------------------------------------
 
 PERTURBED = {
-    "rare_gates.table2": ({"table2_streams": 70, "perturb": 1e-12},
-                          lambda z: E.long_horizons(z.table2_streams, perturb=z.perturb)),
-    "rare_gates.halving": ({"halving_inits": 2, "perturb": 1e-12},
-                           lambda z: E.gd_step_halving(z.halving_inits, perturb=z.perturb)),
-    "rare_gates.extended": ({"extended_per_setting": 2, "table2_streams": 8, "extended_horizon": 1.0,
-                             "perturb": 1e-12},
-                            lambda z: E.extended_rerun(2, horizon=z.extended_horizon, streams=z.table2_streams,
-                                                       perturb=z.perturb)),
+    "rare_gates.table2": (
+        {"table2_streams": 70, "perturb": 1e-12},
+        lambda z: E.long_horizons(z.table2_streams, perturb=z.perturb),
+    ),
+    "rare_gates.halving": (
+        {"halving_inits": 2, "perturb": 1e-12},
+        lambda z: E.gd_step_halving(z.halving_inits, perturb=z.perturb),
+    ),
+    "rare_gates.extended": (
+        {"extended_per_setting": 2, "table2_streams": 8, "extended_horizon": 1.0, "perturb": 1e-12},
+        lambda z: E.extended_rerun(2, horizon=z.extended_horizon, streams=z.table2_streams, perturb=z.perturb),
+    ),
 }
 
 

@@ -37,8 +37,10 @@ def _report(path, verdicts):
 
 
 def test_compare_lists_changed_verdicts_and_ignores_not_run():
-    out = compare({"A": "confirmed", "B": "confirmed", "C": "not-run", "D": "discrepancy"},
-                  {"A": "confirmed", "B": "check-failed", "C": "confirmed", "E": "confirmed"})
+    out = compare(
+        {"A": "confirmed", "B": "confirmed", "C": "not-run", "D": "discrepancy"},
+        {"A": "confirmed", "B": "check-failed", "C": "confirmed", "E": "confirmed"},
+    )
     assert out == {"compared": ["A", "B"], "changed": [{"id": "B", "base": "confirmed", "other": "check-failed"}]}
 
 

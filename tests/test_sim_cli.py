@@ -18,8 +18,17 @@ from numerics.rare_gates import recovery
 from numerics.rare_gates.initialization import wilson_interval
 
 ARGS = ["--b", "16", "--delta0", "1e-3", "--eta", "0.01", "--streams", "40", "--horizon", "30", "--seed", "0"]
-FIELDS = {"streams", "recovered", "fraction", "wilson95", "gamma", "poisson_reference", "disagreement_first_fraction",
-          "median_recovery_time", "config"}
+FIELDS = {
+    "streams",
+    "recovered",
+    "fraction",
+    "wilson95",
+    "gamma",
+    "poisson_reference",
+    "disagreement_first_fraction",
+    "median_recovery_time",
+    "config",
+}
 
 
 def _json_run(capsys, argv):
@@ -48,8 +57,25 @@ def test_recovery_json_fields(capsys):
 
 
 def test_recovery_json_nulls_when_nothing_recovers(capsys):
-    out = _json_run(capsys, ["--b", "1", "--delta0", "1e-6", "--eta", "0.01", "--streams", "8", "--horizon", "2",
-                             "--lam", "0", "--format", "json"])
+    out = _json_run(
+        capsys,
+        [
+            "--b",
+            "1",
+            "--delta0",
+            "1e-6",
+            "--eta",
+            "0.01",
+            "--streams",
+            "8",
+            "--horizon",
+            "2",
+            "--lam",
+            "0",
+            "--format",
+            "json",
+        ],
+    )
     assert out["recovered"] == 0
     assert out["median_recovery_time"] is None and out["disagreement_first_fraction"] is None
     assert out["poisson_reference"] is None  # undefined at lam = 0
@@ -58,8 +84,15 @@ def test_recovery_json_nulls_when_nothing_recovers(capsys):
 def test_recovery_text_and_markdown(capsys):
     assert recovery.main(ARGS) == 0
     text = capsys.readouterr().out
-    for label in ("streams", "recovered fraction", "95% Wilson", "Gamma = b delta0 / eta", "Poisson reference",
-                  "disagreement first", "median recovery time"):
+    for label in (
+        "streams",
+        "recovered fraction",
+        "95% Wilson",
+        "Gamma = b delta0 / eta",
+        "Poisson reference",
+        "disagreement first",
+        "median recovery time",
+    ):
         assert label in text
     assert recovery.main(ARGS + ["--format", "markdown"]) == 0
     assert capsys.readouterr().out.startswith("| quantity | value |")
@@ -76,11 +109,20 @@ def test_recovery_same_seed_same_output(capsys):
 @pytest.mark.parametrize(
     "bad, flag",
     [
-        (["--b", "0"], "--b"), (["--b", "1.5"], "--b"), (["--delta0", "4"], "--delta0"),
-        (["--delta0", "0"], "--delta0"), (["--eta", "-1"], "--eta"), (["--eta", "abc"], "--eta"),
-        (["--streams", "0"], "--streams"), (["--horizon", "0"], "--horizon"), (["--seed", "-3"], "--seed"),
-        (["--lam", "-0.1"], "--lam"), (["--check-every", "0"], "--check-every"), (["--noise-s", "-1"], "--noise-s"),
-        (["--noise", "both"], "--noise"), (["--threads", "0"], "--threads"),
+        (["--b", "0"], "--b"),
+        (["--b", "1.5"], "--b"),
+        (["--delta0", "4"], "--delta0"),
+        (["--delta0", "0"], "--delta0"),
+        (["--eta", "-1"], "--eta"),
+        (["--eta", "abc"], "--eta"),
+        (["--streams", "0"], "--streams"),
+        (["--horizon", "0"], "--horizon"),
+        (["--seed", "-3"], "--seed"),
+        (["--lam", "-0.1"], "--lam"),
+        (["--check-every", "0"], "--check-every"),
+        (["--noise-s", "-1"], "--noise-s"),
+        (["--noise", "both"], "--noise"),
+        (["--threads", "0"], "--threads"),
     ],
 )
 def test_recovery_bad_input(capsys, bad, flag):
@@ -103,8 +145,11 @@ def test_recovery_help_is_module_docstring(capsys):
 
 
 def test_recovery_module_exit_status():
-    proc = subprocess.run([sys.executable, "-m", "numerics.rare_gates.recovery", *ARGS[:-2], "--seed", "-1"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "numerics.rare_gates.recovery", *ARGS[:-2], "--seed", "-1"],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "--seed" in proc.stderr
 

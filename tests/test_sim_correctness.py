@@ -19,8 +19,7 @@ from numerics.rare_gates import model
 from numerics.rare_gates import sim_kernels as K
 from numerics.rare_gates import sim_rng as R
 from numerics.rare_gates.initialization import wilson_interval
-from numerics.rare_gates.simulate import (angles, balanced_checkpoint, simulate_extended, simulate_gd,
-                                          simulate_sgd)
+from numerics.rare_gates.simulate import angles, balanced_checkpoint, simulate_extended, simulate_gd, simulate_sgd
 
 Z95 = 1.959963984540054
 # Bonferroni over the 6 coordinates of a gradient or parameter vector: z = 4 has two-sided
@@ -31,8 +30,11 @@ EPS = np.finfo(float).eps
 
 
 def _outs(S):
-    return [np.empty((S, 6)), np.empty((S, 4), np.uint64), np.empty((S, 4), np.uint64)] + \
-           [np.empty(S, np.int64) for _ in range(4)] + [np.empty((S, 0, 2))]
+    return (
+        [np.empty((S, 6)), np.empty((S, 4), np.uint64), np.empty((S, 4), np.uint64)]
+        + [np.empty(S, np.int64) for _ in range(4)]
+        + [np.empty((S, 0, 2))]
+    )
 
 
 def _one_step_gradients(task: str, lam: float, S: int, b: int, seed: int) -> np.ndarray:
@@ -40,8 +42,23 @@ def _one_step_gradients(task: str, lam: float, S: int, b: int, seed: int) -> np.
     th0 = np.tile(THETA, (S, 1))
     ids = np.arange(S)
     out = _outs(S)
-    K._sgd_streams(th0, R.seed_states(seed, ids), R.seed_states(seed, ids, R.PHASE_NOISE), task == "target", b, 1.0,
-                   lam, 1, 0, 0.4, False, 0.0, K.NOISE_NONE, 64, *out)
+    K._sgd_streams(
+        th0,
+        R.seed_states(seed, ids),
+        R.seed_states(seed, ids, R.PHASE_NOISE),
+        task == "target",
+        b,
+        1.0,
+        lam,
+        1,
+        0,
+        0.4,
+        False,
+        0.0,
+        K.NOISE_NONE,
+        64,
+        *out,
+    )
     # theta1 = theta0 - g exactly up to one rounding of theta1 (|error| <= ulp(1) ~ 2e-16,
     # negligible against the standard errors ~1e-3 below)
     return th0 - out[0]
@@ -101,8 +118,7 @@ def test_sgd_tracks_gd_with_small_step():
     sqrt(eta t / b) x sigma_g with sigma_g ~ 0.3, so 10x is a ~30-sigma margin).
     """
     eta, t, b = 1e-4, 0.5, 16
-    sgd = simulate_sgd(THETA, b=b, eta=eta, horizon=t, streams=256, seed=21, check_every=10**6,
-                       stop_at_recovery=False)
+    sgd = simulate_sgd(THETA, b=b, eta=eta, horizon=t, streams=256, seed=21, check_every=10**6, stop_at_recovery=False)
     gd = simulate_gd(THETA, eta=eta, horizon=t, check_every=10**6, stop_at_recovery=False)
     d = sgd.final_theta - gd.final_theta
     se = d.std(axis=0, ddof=1) / math.sqrt(d.shape[0])
@@ -123,8 +139,23 @@ def test_gate_disagreement_frequency_is_delta_over_pi():
     th0 = np.tile(th, (S, 1))
     ids = np.arange(S)
     out = _outs(S)
-    K._sgd_streams(th0, R.seed_states(5, ids), R.seed_states(5, ids, R.PHASE_NOISE), True, b, 0.0, 0.0, n_up, 0,
-                   0.4, False, 0.0, K.NOISE_NONE, 64, *out)
+    K._sgd_streams(
+        th0,
+        R.seed_states(5, ids),
+        R.seed_states(5, ids, R.PHASE_NOISE),
+        True,
+        b,
+        0.0,
+        0.0,
+        n_up,
+        0,
+        0.4,
+        False,
+        0.0,
+        K.NOISE_NONE,
+        64,
+        *out,
+    )
     assert np.array_equal(out[0], th0)  # eta = 0 leaves the parameters exactly in place
     N = S * b * n_up
     k = int(out[5].sum())
@@ -148,8 +179,10 @@ def test_sincos_accuracy():
     """cos/sin of 2 pi u (u = 53-bit uniform of a uint64) within 2 ulp(1) = 4.4e-16 of
     longdouble NumPy, on 2000 random words and the quadrant and reflection edges."""
     rng = np.random.default_rng(0)
-    edges = np.array([0, 1 << 61, 1 << 62, 3 << 61, 1 << 63, 3 << 62, 2**64 - 1, (1 << 61) + (1 << 11),
-                      (1 << 61) - (1 << 11)], dtype=np.uint64)
+    edges = np.array(
+        [0, 1 << 61, 1 << 62, 3 << 61, 1 << 63, 3 << 62, 2**64 - 1, (1 << 61) + (1 << 11), (1 << 61) - (1 << 11)],
+        dtype=np.uint64,
+    )
     raw = np.concatenate([rng.integers(0, 2**64 - 1, size=2000, dtype=np.uint64), edges])
     cs = np.array([R._sincos_2pi(np.uint64(r)) for r in raw])
     u = (raw >> np.uint64(11)).astype(np.longdouble) * np.longdouble(2.0) ** -53
@@ -236,12 +269,25 @@ def test_balanced_checkpoint_and_angles():
 @pytest.mark.parametrize(
     "kwargs, name",
     [
-        (dict(b=0), "b"), (dict(b=2.0), "b"), (dict(eta=0.0), "eta"), (dict(eta=float("nan")), "eta"),
-        (dict(lam=-1.0), "lam"), (dict(delta0=0.0), "delta0"), (dict(delta0=math.pi), "delta0"),
-        (dict(streams=0), "streams"), (dict(horizon=-1.0), "horizon"), (dict(check_every=0), "check_every"),
-        (dict(check_every=1.5), "check_every"), (dict(noise_s=-0.1), "noise_s"), (dict(seed=-1), "seed"),
-        (dict(seed=2**64), "seed"), (dict(seed=1.0), "seed"), (dict(noise="both"), "noise"),
-        (dict(first_stream=-2), "first_stream"), (dict(threads=0), "threads"), (dict(source_time=-1.0), "source_time"),
+        (dict(b=0), "b"),
+        (dict(b=2.0), "b"),
+        (dict(eta=0.0), "eta"),
+        (dict(eta=float("nan")), "eta"),
+        (dict(lam=-1.0), "lam"),
+        (dict(delta0=0.0), "delta0"),
+        (dict(delta0=math.pi), "delta0"),
+        (dict(streams=0), "streams"),
+        (dict(horizon=-1.0), "horizon"),
+        (dict(check_every=0), "check_every"),
+        (dict(check_every=1.5), "check_every"),
+        (dict(noise_s=-0.1), "noise_s"),
+        (dict(seed=-1), "seed"),
+        (dict(seed=2**64), "seed"),
+        (dict(seed=1.0), "seed"),
+        (dict(noise="both"), "noise"),
+        (dict(first_stream=-2), "first_stream"),
+        (dict(threads=0), "threads"),
+        (dict(source_time=-1.0), "source_time"),
     ],
 )
 def test_api_rejects_bad_parameters(kwargs, name):

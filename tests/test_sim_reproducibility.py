@@ -21,8 +21,15 @@ from numerics.rare_gates import sim_kernels as K
 from numerics.rare_gates import sim_rng as R
 from numerics.rare_gates.simulate import balanced_checkpoint, simulate_sgd
 
-FIELDS = ("recovery_time", "recovered", "first_disagreement_time", "disagreements", "final_angle", "final_theta",
-          "updates")
+FIELDS = (
+    "recovery_time",
+    "recovered",
+    "first_disagreement_time",
+    "disagreements",
+    "final_angle",
+    "final_theta",
+    "updates",
+)
 # short runs that recover in some streams and not in others (delta0 = 1e-2, Gamma = b)
 BASE = dict(delta0=1e-2, b=4, eta=0.01, horizon=12.0, lam=0.05, check_every=10)
 GENERIC = np.array([0.8, 0.5, 1.0, 0.3, 0.2, -0.9])  # a Gaussian-like initialisation for warm runs
@@ -39,8 +46,9 @@ def _threads_pair():
     return 1, most
 
 
-@pytest.mark.parametrize("extra", [{}, {"noise_s": 1e-3, "stop_at_recovery": False},
-                                   {"noise_s": 1e-3, "noise": "shared", "check_every": 1}])
+@pytest.mark.parametrize(
+    "extra", [{}, {"noise_s": 1e-3, "stop_at_recovery": False}, {"noise_s": 1e-3, "noise": "shared", "check_every": 1}]
+)
 def test_one_thread_equals_all_threads(extra):
     one, most = _threads_pair()
     kw = dict(BASE, streams=45, seed=7, **extra)
@@ -61,12 +69,15 @@ def test_stream_ids_split_over_two_calls():
     assert np.array_equal(whole.stream_ids, np.arange(70))
 
 
-@pytest.mark.parametrize("extra", [
-    dict(BASE, streams=50),
-    dict(BASE, streams=20, check_every=3, horizon=7.0, trace=True),
-    dict(BASE, streams=20, noise_s=1e-3, stop_at_recovery=False, trace=True),
-    dict(b=8, eta=0.01, horizon=5.0, source_time=3.0, streams=20, theta0=GENERIC),
-])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        dict(BASE, streams=50),
+        dict(BASE, streams=20, check_every=3, horizon=7.0, trace=True),
+        dict(BASE, streams=20, noise_s=1e-3, stop_at_recovery=False, trace=True),
+        dict(b=8, eta=0.01, horizon=5.0, source_time=3.0, streams=20, theta0=GENERIC),
+    ],
+)
 def test_progress_segments_do_not_change_results(extra):
     """With a progress callback the run proceeds in horizon segments; the numbers are the same."""
     seen = []
@@ -106,8 +117,11 @@ def test_same_seed_same_numbers_different_seed_differs():
 
 def test_stream_keys_distinct():
     ids = np.arange(1000)
-    keys = [R.seed_states(0, ids, phase, off) for phase in (R.PHASE_TARGET, R.PHASE_SOURCE, R.PHASE_NOISE)
-            for off in (0, 1, 20000)]
+    keys = [
+        R.seed_states(0, ids, phase, off)
+        for phase in (R.PHASE_TARGET, R.PHASE_SOURCE, R.PHASE_NOISE)
+        for off in (0, 1, 20000)
+    ]
     keys.append(R.seed_states(1, ids))
     rows = np.concatenate(keys)
     assert len({tuple(r) for r in rows.tolist()}) == rows.shape[0]
@@ -116,8 +130,11 @@ def test_stream_keys_distinct():
 
 
 def _outs(S, n_trace):
-    return [np.full((S, 6), np.nan), np.zeros((S, 4), np.uint64), np.zeros((S, 4), np.uint64)] + \
-           [np.full(S, -7, np.int64) for _ in range(4)] + [np.full((S, n_trace, 2), np.nan)]
+    return (
+        [np.full((S, 6), np.nan), np.zeros((S, 4), np.uint64), np.zeros((S, 4), np.uint64)]
+        + [np.full(S, -7, np.int64) for _ in range(4)]
+        + [np.full((S, n_trace, 2), np.nan)]
+    )
 
 
 @pytest.mark.parametrize(
@@ -147,8 +164,9 @@ def test_lockstep_kernel_equals_simple_kernel(target, b, eta, n_up, k, stop, s, 
         half = _outs(S, 0)
         K._sgd_simple(th0, st, ns, target, b, eta, 0.05, n_up // 2, 0, 0.4, False, 0.0, mode, *half)
         rest = _outs(S, 0)
-        K._sgd_simple(half[0], half[1], half[2], target, b, eta, 0.05, n_up - n_up // 2, 0, 0.4, False, 0.0, mode,
-                      *rest)
+        K._sgd_simple(
+            half[0], half[1], half[2], target, b, eta, 0.05, n_up - n_up // 2, 0, 0.4, False, 0.0, mode, *rest
+        )
         assert np.array_equal(rest[0], simple[0])
 
 
@@ -165,7 +183,9 @@ def test_disk_inputs_are_the_kernel_draws():
     z = x[:, :2] @ th0[2:].reshape(2, 2).T
     h = np.maximum(z, 0.0)
     r = h @ th0[:2] - x[:, 2]
-    grad = np.concatenate([r @ h, th0[0] * ((r * (z[:, 0] > 0)) @ x[:, :2]),
-                           th0[1] * ((r * (z[:, 1] > 0)) @ x[:, :2])]) / 5
+    grad = (
+        np.concatenate([r @ h, th0[0] * ((r * (z[:, 0] > 0)) @ x[:, :2]), th0[1] * ((r * (z[:, 1] > 0)) @ x[:, :2])])
+        / 5
+    )
     expect = th0 - 0.1 * (grad + 0.05 * th0)
     assert np.allclose(out[0][0], expect, rtol=0, atol=1e-15)

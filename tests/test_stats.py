@@ -118,23 +118,29 @@ def _simulated_rejections(p1, n1, p2, n2, rejects, reps, seed):
     return hits / reps
 
 
-@pytest.mark.parametrize("p1, n1, p2, n2, test", [
-    (0.219, 64, 0.109, 64, "newcombe"),
-    (0.4, 128, 0.25, 90, "newcombe"),
-    (0.05, 153, 0.0, 153, "fisher"),
-    (0.3, 40, 0.6, 60, "fisher"),
-])
+@pytest.mark.parametrize(
+    "p1, n1, p2, n2, test",
+    [
+        (0.219, 64, 0.109, 64, "newcombe"),
+        (0.4, 128, 0.25, 90, "newcombe"),
+        (0.05, 153, 0.0, 153, "fisher"),
+        (0.3, 40, 0.6, 60, "fisher"),
+    ],
+)
 def test_power_matches_brute_force_simulation(p1, n1, p2, n2, test):
     """Enumeration against 20000 simulated table pairs judged by the scalar interval or test: agree within
     4 Monte Carlo standard errors (false alarm 6e-5 per case)."""
     z = S.z_bonferroni(20) if test == "newcombe" else S.Z95
     if test == "newcombe":
+
         def rejects(a, b):
             lo, hi = S.newcombe_difference(a, n1, b, n2, z)
             return lo > 0 or hi < 0
     else:
+
         def rejects(a, b):
             return S.fisher_exact_p(a, n1, b, n2) < 0.05
+
     reps = 20000
     sim = _simulated_rejections(p1, n1, p2, n2, rejects, reps, seed=20260)
     exact = S.power_two_sample(p1, n1, p2, n2, test=test, z=z)
@@ -152,11 +158,17 @@ def test_power_is_the_size_at_the_null():
 
 def test_power_one_sample_by_direct_summation():
     p0, p, n, z = 0.3, 0.4, 90, 1.7
-    direct = sum(sps.binom.pmf(k, n, p) for k in range(n + 1)
-                 if not S.wilson_interval(k, n, z)[0] <= p0 <= S.wilson_interval(k, n, z)[1])
+    direct = sum(
+        sps.binom.pmf(k, n, p)
+        for k in range(n + 1)
+        if not S.wilson_interval(k, n, z)[0] <= p0 <= S.wilson_interval(k, n, z)[1]
+    )
     assert S.power_one_sample(p0, p, n, z=z) == pytest.approx(direct, rel=1e-12)
-    direct_cp = sum(sps.binom.pmf(k, n, p) for k in range(n + 1)
-                    if not S.clopper_pearson_interval(k, n, 0.05)[0] <= p0 <= S.clopper_pearson_interval(k, n, 0.05)[1])
+    direct_cp = sum(
+        sps.binom.pmf(k, n, p)
+        for k in range(n + 1)
+        if not S.clopper_pearson_interval(k, n, 0.05)[0] <= p0 <= S.clopper_pearson_interval(k, n, 0.05)[1]
+    )
     assert S.power_one_sample(p0, p, n, interval="clopper-pearson", alpha=0.05) == pytest.approx(direct_cp, rel=1e-12)
     # at p = p0 it is the false-alarm rate; Clopper-Pearson is conservative
     assert S.power_one_sample(p0, p0, n, interval="clopper-pearson") <= 0.05
@@ -177,45 +189,58 @@ def test_power_by_simulation_is_keyed_per_replicate():
     assert abs(a.power - 0.25) <= 4 * a.mc_error  # 4 SE: false alarm 6e-5
     # replicate i depends on (seed, i) only: the first 1500 replicates are the same in both runs
     hits_first = round(b.power * 1500)
-    assert hits_first == sum(trial(np.random.Generator(np.random.Philox(key=np.array([7, i], dtype=np.uint64))))
-                             for i in range(1500))
+    assert hits_first == sum(
+        trial(np.random.Generator(np.random.Philox(key=np.array([7, i], dtype=np.uint64)))) for i in range(1500)
+    )
 
 
 def test_smallest_n():
     assert S.smallest_n(lambda n: 1 - 0.9**n) == 16  # 1 - 0.9^16 = 0.815 >= 0.8 > 1 - 0.9^15 = 0.794
     assert S.smallest_n(lambda n: 0.5, n_max=64) is None
     n = S.smallest_n(lambda m: S.power_two_sample(0.3, m, 0.5, m, test="fisher"))
-    assert S.power_two_sample(0.3, n, 0.5, n, test="fisher") >= 0.8 > S.power_two_sample(0.3, n - 1, 0.5, n - 1,
-                                                                                          test="fisher")
+    assert (
+        S.power_two_sample(0.3, n, 0.5, n, test="fisher")
+        >= 0.8
+        > S.power_two_sample(0.3, n - 1, 0.5, n - 1, test="fisher")
+    )
 
 
 # --- validation -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: S.wilson_interval(5, 0), r"n must be an integer in \[1, oo\); got 0"),
-    (lambda: S.wilson_interval(-1, 10), r"k must be an integer in \[0, 10\]; got -1"),
-    (lambda: S.wilson_interval(1.0, 10), r"k must be an integer"),
-    (lambda: S.wilson_interval(True, 10), r"k must be an integer"),
-    (lambda: S.wilson_interval(1, 10, z=0.0), r"z must be a number in \(0, 30\]; got 0.0"),
-    (lambda: S.wilson_interval(1, 10, z=float("nan")), r"z must be a number in \(0, 30\]"),
-    (lambda: S.clopper_pearson_interval(1, 10, alpha=0.0), r"alpha must be a number in \(0, 1\); got 0.0"),
-    (lambda: S.newcombe_difference(1, 10, 11, 10), r"k2 must be an integer in \[0, 10\]; got 11"),
-    (lambda: S.fisher_exact_p(1, 0, 1, 4), r"n1 must be an integer in \[1, oo\)"),
-    (lambda: S.fisher_exact_p(1, 4, 1, 4, alternative="both"), r"alternative must be one of"),
-    (lambda: S.z_bonferroni(2, alpha=1.5), r"alpha must be a number in \(0, 1\); got 1.5"),
-    (lambda: S.z_bonferroni(2.0), r"m must be an integer in \[1, oo\); got 2.0"),
-    (lambda: S.power_two_sample(1.2, 10, 0.5, 10), r"p1 must be a number in \[0, 1\]; got 1.2"),
-    (lambda: S.power_two_sample(0.2, 10, 0.5, 10, test="wald"), r"test must be one of 'newcombe', 'fisher'"),
-    (lambda: S.power_two_sample(0.2, 10, 0.5, 10, alternative="greater"), r"alternative must be 'two-sided'"),
-    (lambda: S.power_two_sample(0.2, 10, 0.5, 10, test="fisher", level=0.0), r"level must be a number in \(0, 1\)"),
-    (lambda: S.power_one_sample(0.2, 0.5, 10, interval="exact"), r"interval must be one of 'wilson', 'clopper-pearson'"),
-    (lambda: S.power_of_region(3, 0.5, [True, False]), r"reject must hold n \+ 1 = 4 booleans"),
-    (lambda: S.power_normal(1.0, 0.0, 1.0), r"se must be a number in \(0, inf\); got 0.0"),
-    (lambda: S.power_by_simulation(lambda rng: True, reps=0, seed=1), r"reps must be an integer in \[1, oo\); got 0"),
-    (lambda: S.power_by_simulation("x", reps=10, seed=1), r"trial must be a callable"),
-    (lambda: S.smallest_n(lambda n: 1.0, target=1.0), r"target must be a number in \(0, 1\)"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: S.wilson_interval(5, 0), r"n must be an integer in \[1, oo\); got 0"),
+        (lambda: S.wilson_interval(-1, 10), r"k must be an integer in \[0, 10\]; got -1"),
+        (lambda: S.wilson_interval(1.0, 10), r"k must be an integer"),
+        (lambda: S.wilson_interval(True, 10), r"k must be an integer"),
+        (lambda: S.wilson_interval(1, 10, z=0.0), r"z must be a number in \(0, 30\]; got 0.0"),
+        (lambda: S.wilson_interval(1, 10, z=float("nan")), r"z must be a number in \(0, 30\]"),
+        (lambda: S.clopper_pearson_interval(1, 10, alpha=0.0), r"alpha must be a number in \(0, 1\); got 0.0"),
+        (lambda: S.newcombe_difference(1, 10, 11, 10), r"k2 must be an integer in \[0, 10\]; got 11"),
+        (lambda: S.fisher_exact_p(1, 0, 1, 4), r"n1 must be an integer in \[1, oo\)"),
+        (lambda: S.fisher_exact_p(1, 4, 1, 4, alternative="both"), r"alternative must be one of"),
+        (lambda: S.z_bonferroni(2, alpha=1.5), r"alpha must be a number in \(0, 1\); got 1.5"),
+        (lambda: S.z_bonferroni(2.0), r"m must be an integer in \[1, oo\); got 2.0"),
+        (lambda: S.power_two_sample(1.2, 10, 0.5, 10), r"p1 must be a number in \[0, 1\]; got 1.2"),
+        (lambda: S.power_two_sample(0.2, 10, 0.5, 10, test="wald"), r"test must be one of 'newcombe', 'fisher'"),
+        (lambda: S.power_two_sample(0.2, 10, 0.5, 10, alternative="greater"), r"alternative must be 'two-sided'"),
+        (lambda: S.power_two_sample(0.2, 10, 0.5, 10, test="fisher", level=0.0), r"level must be a number in \(0, 1\)"),
+        (
+            lambda: S.power_one_sample(0.2, 0.5, 10, interval="exact"),
+            r"interval must be one of 'wilson', 'clopper-pearson'",
+        ),
+        (lambda: S.power_of_region(3, 0.5, [True, False]), r"reject must hold n \+ 1 = 4 booleans"),
+        (lambda: S.power_normal(1.0, 0.0, 1.0), r"se must be a number in \(0, inf\); got 0.0"),
+        (
+            lambda: S.power_by_simulation(lambda rng: True, reps=0, seed=1),
+            r"reps must be an integer in \[1, oo\); got 0",
+        ),
+        (lambda: S.power_by_simulation("x", reps=10, seed=1), r"trial must be a callable"),
+        (lambda: S.smallest_n(lambda n: 1.0, target=1.0), r"target must be a number in \(0, 1\)"),
+    ],
+)
 def test_errors_name_the_parameter_and_range(call, message):
     with pytest.raises(ValueError, match=message):
         call()

@@ -39,18 +39,21 @@ def test_list_shows_every_experiment_with_cell_counts(capsys):
     assert rc == 0 and "rare_gates.joint" in out and " 0 cells" in out  # the quick profile has no joint sweep
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["RUN"], "RUN needs at least one experiment"),
-    (["RUN", "table9"], "unknown experiment 'table9'; known: all, rare_gates"),
-    (["STATUS", "--set", "streams=4"], "unknown size 'streams'"),
-    (["STATUS", "--set", "table1_inits"], "--set: expected NAME=VALUE"),
-    (["LIST", "--set", "appendix20_horizon=-1"], "size appendix20_horizon must be a number > 0"),
-    (["RUN", "rare_gates.cor5", "--scheduler", "nowhere"], "scheduler must be 'serial', 'local' or a Dask"),
-    (["FETCH"], "invalid choice: 'FETCH'"),
-    (["LIST", "rare_gates"], "LIST takes no experiment names"),
-    (["RUN", "rare_gates.cor5", "--scheduler", "host:notaport"], "scheduler must be 'serial', 'local' or a Dask"),
-    (["STATUS", "--store", __file__], "exists and is not a directory"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["RUN"], "RUN needs at least one experiment"),
+        (["RUN", "table9"], "unknown experiment 'table9'; known: all, rare_gates"),
+        (["STATUS", "--set", "streams=4"], "unknown size 'streams'"),
+        (["STATUS", "--set", "table1_inits"], "--set: expected NAME=VALUE"),
+        (["LIST", "--set", "appendix20_horizon=-1"], "size appendix20_horizon must be a number > 0"),
+        (["RUN", "rare_gates.cor5", "--scheduler", "nowhere"], "scheduler must be 'serial', 'local' or a Dask"),
+        (["FETCH"], "invalid choice: 'FETCH'"),
+        (["LIST", "rare_gates"], "LIST takes no experiment names"),
+        (["RUN", "rare_gates.cor5", "--scheduler", "host:notaport"], "scheduler must be 'serial', 'local' or a Dask"),
+        (["STATUS", "--store", __file__], "exists and is not a directory"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     rc, out, err = _main(capsys, *argv)
     assert rc == 2 and out == "" and err.startswith("sweep: error: ") and message in err and err.count("\n") == 1
@@ -62,8 +65,19 @@ def _cells_on_disk(store: Path) -> dict:
 
 def test_killed_run_resumes_without_recomputing_finished_cells(tmp_path, capsys):
     store = tmp_path / "store"
-    cmd = [sys.executable, "-m", "numerics.sweep", "RUN", "rare_gates.noise", "--scheduler", "serial", "--quiet",
-           "--store", str(store), *NOISE]
+    cmd = [
+        sys.executable,
+        "-m",
+        "numerics.sweep",
+        "RUN",
+        "rare_gates.noise",
+        "--scheduler",
+        "serial",
+        "--quiet",
+        "--store",
+        str(store),
+        *NOISE,
+    ]
     proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
     while not _cells_on_disk(store) and proc.poll() is None and time.monotonic() < deadline:
@@ -73,8 +87,9 @@ def test_killed_run_resumes_without_recomputing_finished_cells(tmp_path, capsys)
     before = _cells_on_disk(store)
     assert 1 <= len(before) < 7, "the run must be interrupted part-way"
 
-    rc, out, _ = _main(capsys, "RUN", "rare_gates.noise", "--scheduler", "serial", "--store", str(store),
-                       "--format", "json", *NOISE)
+    rc, out, _ = _main(
+        capsys, "RUN", "rare_gates.noise", "--scheduler", "serial", "--store", str(store), "--format", "json", *NOISE
+    )
     row = json.loads(out)["experiments"][0]
     assert rc == 0 and row["reused"] == len(before) and row["computed"] == 7 - len(before) and row["failed"] == 0
     after = _cells_on_disk(store)
@@ -102,9 +117,26 @@ def test_ctrl_c_on_a_local_cluster_is_clean(tmp_path):
     import psutil
 
     store = tmp_path / "store"
-    proc = subprocess.Popen([sys.executable, "-m", "numerics.sweep", "RUN", "rare_gates.noise", "--workers", "2",
-                             "--quiet", "--store", str(store), *NOISE], cwd=tmp_path, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "numerics.sweep",
+            "RUN",
+            "rare_gates.noise",
+            "--workers",
+            "2",
+            "--quiet",
+            "--store",
+            str(store),
+            *NOISE,
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 300
     while not _cells_on_disk(store) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -164,8 +196,21 @@ def test_unwritable_store_is_refused_before_computing(tmp_path, capsys, monkeypa
 
 
 def test_run_on_a_local_cluster_prints_the_dashboard(tmp_path):
-    cmd = [sys.executable, "-m", "numerics.sweep", "RUN", "rare_gates.weight_decay", "--workers", "2", "--store",
-           str(tmp_path), "--set", "appendix20_streams=64", "--set", "appendix20_horizon=20"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "numerics.sweep",
+        "RUN",
+        "rare_gates.weight_decay",
+        "--workers",
+        "2",
+        "--store",
+        str(tmp_path),
+        "--set",
+        "appendix20_streams=64",
+        "--set",
+        "appendix20_horizon=20",
+    ]
     done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert "dashboard http" in done.stderr and "LocalCluster (2 workers)" in done.stdout
@@ -188,23 +233,50 @@ def test_audit_reads_cells_that_the_cli_stored(pytester, tmp_path):
     # numba modules first imported meanwhile (by a compilation) would be dropped, breaking
     # every later compilation in this process.
     store = tmp_path / "store"
-    done = subprocess.run([sys.executable, "-m", "numerics.sweep", "RUN", "rare_gates.halving", "--scheduler", "serial",
-                           "--store", str(store), "--set", "halving_inits=1"], capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "numerics.sweep",
+            "RUN",
+            "rare_gates.halving",
+            "--scheduler",
+            "serial",
+            "--store",
+            str(store),
+            "--set",
+            "halving_inits=1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     pytester.makeini("[pytest]\nmarkers =\n    claim(id, reading=None, discrepancy=None): claim\n")
     pytester.makepyfile(test_inner=textwrap.dedent(_AUDIT_CHECK))
-    args = ["-p", "verify.plugin", "-p", "no:cacheprovider", "--report-dir", "rep", "--sweep-store", str(store),
-            "--set", "halving_inits=1"]
+    args = [
+        "-p",
+        "verify.plugin",
+        "-p",
+        "no:cacheprovider",
+        "--report-dir",
+        "rep",
+        "--sweep-store",
+        str(store),
+        "--set",
+        "halving_inits=1",
+    ]
     result = pytester.runpytest_subprocess(*args)
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["simulation cells: 3 reused from the store, 0 computed, 0 failed (local (not needed*"])
     report = json.loads((pytester.path / "rep" / "report.json").read_text())
     assert report["sweeps"]["experiments"][0]["reused"] == 3
     assert report["profile"] == "quick (sizes changed: halving_inits=1)"
-    for option, value, message in (("--set", "nonsense=1", "unknown size 'nonsense'"),
-                                   ("--scheduler", "nowhere", "scheduler must be 'serial', 'local' or a Dask"),
-                                   ("--workers", "0", "workers must be an integer >= 1")):
+    for option, value, message in (
+        ("--set", "nonsense=1", "unknown size 'nonsense'"),
+        ("--scheduler", "nowhere", "scheduler must be 'serial', 'local' or a Dask"),
+        ("--workers", "0", "workers must be an integer >= 1"),
+    ):
         shutil.rmtree(pytester.path / "rep", ignore_errors=True)
         bad = pytester.runpytest_subprocess(*args[:-2], option, value)
         assert bad.ret == pytest.ExitCode.USAGE_ERROR, option
@@ -214,8 +286,14 @@ def test_audit_reads_cells_that_the_cli_stored(pytester, tmp_path):
 
 
 def test_module_entry_point_help():
-    done = subprocess.run([sys.executable, "-m", "numerics.sweep", "--help"], capture_output=True, text=True,
-                          cwd=ROOT, env=dict(os.environ), timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "numerics.sweep", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=dict(os.environ),
+        timeout=120,
+    )
     assert done.returncode == 0 and "python -m numerics.sweep RUN" in done.stdout
 
 

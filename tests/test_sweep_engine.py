@@ -34,10 +34,15 @@ def _cells(bad: bool = False):
 
 
 def _experiment(name="test.tiny", bad=False, modules=RS.CODE_MODULES) -> Experiment:
-    return Experiment(name=name, summary="three cells", sizes=lambda profile, overrides: None,
-                      cells=lambda _z: _cells(bad), compute=RS.compute,
-                      assemble=RS._by_setting(("recovery", "first", "disagreements", "final_angle")),
-                      code_modules=modules)
+    return Experiment(
+        name=name,
+        summary="three cells",
+        sizes=lambda profile, overrides: None,
+        cells=lambda _z: _cells(bad),
+        compute=RS.compute,
+        assemble=RS._by_setting(("recovery", "first", "disagreements", "final_angle")),
+        code_modules=modules,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -127,10 +132,18 @@ def test_local_cluster_with_two_workers_is_bit_identical_to_serial(tmp_path, dir
 def test_cells_are_spread_over_the_local_workers(tmp_path):
     from numerics.sweep.store import read_cell
 
-    cells = [{"call": "long_horizons", "kwargs": dict(SETTING, streams=1, first_stream=i), "setting": "s"}
-             for i in range(8)]
-    exp = Experiment(name="test.spread", summary="", sizes=lambda p, o: None, cells=lambda _z: cells,
-                     compute=RS.compute, assemble=RS._by_setting(("recovery",)), code_modules=RS.CODE_MODULES)
+    cells = [
+        {"call": "long_horizons", "kwargs": dict(SETTING, streams=1, first_stream=i), "setting": "s"} for i in range(8)
+    ]
+    exp = Experiment(
+        name="test.spread",
+        summary="",
+        sizes=lambda p, o: None,
+        cells=lambda _z: cells,
+        compute=RS.compute,
+        assemble=RS._by_setting(("recovery",)),
+        code_modules=RS.CODE_MODULES,
+    )
     store = ResultStore(tmp_path)
     with DaskExecutor(workers=2, log=lambda msg: None) as ex:
         run_sweep(exp, store=store, executor=ex, progress=False)
@@ -170,12 +183,15 @@ def test_worker_with_other_code_is_a_failure(monkeypatch):
     assert run.count("failed") == 3 and "runs code version 0000000000000000" in run.failures[0].error
 
 
-@pytest.mark.parametrize("scheduler, workers, message", [
-    ("serial", 2, "workers: only with a Dask scheduler"),
-    ("somewhere", None, "scheduler must be 'serial', 'local' or a Dask scheduler address"),
-    ("tcp://127.0.0.1:1", 3, "workers: the number of workers of an existing scheduler"),
-    ("local", 0, "workers must be an integer >= 1; got 0"),
-])
+@pytest.mark.parametrize(
+    "scheduler, workers, message",
+    [
+        ("serial", 2, "workers: only with a Dask scheduler"),
+        ("somewhere", None, "scheduler must be 'serial', 'local' or a Dask scheduler address"),
+        ("tcp://127.0.0.1:1", 3, "workers: the number of workers of an existing scheduler"),
+        ("local", 0, "workers must be an integer >= 1; got 0"),
+    ],
+)
 def test_executor_options_are_validated(scheduler, workers, message):
     with pytest.raises(ValueError, match=message):
         make_executor(scheduler, workers)
@@ -219,11 +235,18 @@ def test_progress_counts_and_eta():
 
 def test_cells_are_independent_of_the_chunking(direct):
     """The same streams in other ranges give the same numbers (the premise of every sweep)."""
-    one = [{"call": "long_horizons", "kwargs": dict(SETTING, streams=1, first_stream=i), "setting": "s"}
-           for i in range(6)]
-    exp = Experiment(name="test.ones", summary="", sizes=lambda p, o: None, cells=lambda _z: one, compute=RS.compute,
-                     assemble=RS._by_setting(("recovery", "first", "disagreements", "final_angle")),
-                     code_modules=RS.CODE_MODULES)
+    one = [
+        {"call": "long_horizons", "kwargs": dict(SETTING, streams=1, first_stream=i), "setting": "s"} for i in range(6)
+    ]
+    exp = Experiment(
+        name="test.ones",
+        summary="",
+        sizes=lambda p, o: None,
+        cells=lambda _z: one,
+        compute=RS.compute,
+        assemble=RS._by_setting(("recovery", "first", "disagreements", "final_angle")),
+        code_modules=RS.CODE_MODULES,
+    )
     assert equal(run_sweep(exp, progress=False).result(), direct)
     assert np.isfinite(direct[0]["recovery"]).any() and np.isfinite(direct[0]["first"]).any()  # events, not only NaNs
 
@@ -251,8 +274,15 @@ def test_a_lost_worker_fails_only_its_cell(tmp_path, direct):
 
     cells = _cells()
     cells[1] = dict(cells[1], die=True)
-    exp = Experiment(name="test.lost", summary="", sizes=lambda p, o: None, cells=lambda _z: cells,
-                     compute=compute_or_die, assemble=RS._by_setting(("recovery",)), code_modules=RS.CODE_MODULES)
+    exp = Experiment(
+        name="test.lost",
+        summary="",
+        sizes=lambda p, o: None,
+        cells=lambda _z: cells,
+        compute=compute_or_die,
+        assemble=RS._by_setting(("recovery",)),
+        code_modules=RS.CODE_MODULES,
+    )
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         with DaskExecutor(workers=2, log=lambda msg: None) as ex:
             run = run_sweep(exp, store=ResultStore(tmp_path), executor=ex, progress=False)

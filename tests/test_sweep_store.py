@@ -19,16 +19,28 @@ from numerics.sweep.store import MAGIC, TMP_PREFIX, CorruptCell, ResultStore, ca
 # --- codec ------------------------------------------------------------------------------------------------
 
 _arrays = st.one_of(
-    hnp.arrays(st.sampled_from([np.float64, np.float32, np.longdouble]), hnp.array_shapes(min_dims=0, max_dims=3),
-               elements=st.floats(width=32, allow_nan=True, allow_infinity=True)),
+    hnp.arrays(
+        st.sampled_from([np.float64, np.float32, np.longdouble]),
+        hnp.array_shapes(min_dims=0, max_dims=3),
+        elements=st.floats(width=32, allow_nan=True, allow_infinity=True),
+    ),
     hnp.arrays(st.sampled_from([np.int64, np.int8, np.uint64, np.bool_]), hnp.array_shapes(min_dims=0, max_dims=2)),
 )
-_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=8),
-                     _arrays.map(lambda a: a.reshape(-1)[0] if a.size else np.float64(0.0)))
-_values = st.recursive(st.one_of(_scalars, _arrays),
-                       lambda inner: st.one_of(st.lists(inner, max_size=3), st.tuples(inner, inner),
-                                               st.dictionaries(st.text(max_size=5), inner, max_size=3)),
-                       max_leaves=12)
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=True),
+    st.text(max_size=8),
+    _arrays.map(lambda a: a.reshape(-1)[0] if a.size else np.float64(0.0)),
+)
+_values = st.recursive(
+    st.one_of(_scalars, _arrays),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.tuples(inner, inner), st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
 
 
 @given(_values)
@@ -109,7 +121,7 @@ def test_a_file_with_another_configuration_is_not_reused(store):
 def test_truncated_files_are_corrupt(store, cut):
     path = _save(store)
     data = path.read_bytes()
-    path.write_bytes(data[:cut] if cut >= 0 else data[:len(data) + cut])
+    path.write_bytes(data[:cut] if cut >= 0 else data[: len(data) + cut])
     found = store.load("demo", PARAMS, code_version="v1")
     assert found.status == "corrupt" and found.value is None
 

@@ -88,7 +88,10 @@ def test_help_is_module_docstring(capsys):
 
 def test_runs_as_module():
     proc = subprocess.run(
-        [sys.executable, "-m", "numerics.table_wcr", "--L", "2", "--format", "json"], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "numerics.table_wcr", "--L", "2", "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0 and json.loads(proc.stdout)[0]["L"] == 2
 
@@ -159,7 +162,10 @@ def test_enclosure_contains_value_and_is_narrow(L, digits):
         assert lo <= ref <= hi
         assert hi - lo < mpmath.mpf(10) ** (-digits)
         # the printed value is ref rounded to ``digits`` significant digits
-        assert abs(mpmath.mpf(row["gamma_wcr"]) - ref) <= mpmath.mpf(10) ** (int(mpmath.floor(mpmath.log10(ref))) - digits + 1) / 2
+        assert (
+            abs(mpmath.mpf(row["gamma_wcr"]) - ref)
+            <= mpmath.mpf(10) ** (int(mpmath.floor(mpmath.log10(ref))) - digits + 1) / 2
+        )
 
 
 @pytest.mark.parametrize("L, digits", [(2, 12), (7, 20), (1000, 12), (10**9, 15)])
@@ -201,7 +207,9 @@ def test_float_sweep_validation():
 
 def test_knife_edge_agrees_with_root_equation():
     for L in (2, 7):
-        assert abs(wcr.knife_edge_gamma(L, "0.5", 14) / wcr.gamma_wcr(L, 20) - 1) < mpmath.mpf("1e-11")  # ~11 reliable digits
+        assert abs(wcr.knife_edge_gamma(L, "0.5", 14) / wcr.gamma_wcr(L, 20) - 1) < mpmath.mpf(
+            "1e-11"
+        )  # ~11 reliable digits
 
 
 # ------------------------------------------------------------------ properties

@@ -26,11 +26,16 @@ PROG = "python -m verify"
 
 def build_parser() -> argparse.ArgumentParser:
     """The dispatcher: one subcommand per audit command."""
-    parser = coverage.OneLineParser(prog=PROG, description=__doc__,
-                                    formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = coverage.OneLineParser(
+        prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=coverage.OneLineParser)
-    sub = commands.add_parser("coverage", help="the coverage map of the papers' labelled items",
-                              description=coverage.help_text(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = commands.add_parser(
+        "coverage",
+        help="the coverage map of the papers' labelled items",
+        description=coverage.help_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     coverage.add_arguments(sub)
     sub.set_defaults(run=coverage.run)
     return parser

@@ -71,8 +71,7 @@ def paper_claim(holds, message: str) -> None:
         raise PaperClaimFails(message)
 
 
-def claim(claim_id: str, *, reading: str | None = None, fitted: dict | None = None,
-          by_construction: str | None = None):
+def claim(claim_id: str, *, reading: str | None = None, fitted: dict | None = None, by_construction: str | None = None):
     """Mark a check of ``claim_id``.
 
     ``reading`` states a reconstruction the check relies on. ``fitted`` marks that reading
@@ -84,8 +83,11 @@ def claim(claim_id: str, *, reading: str | None = None, fitted: dict | None = No
     if fitted is not None:
         if not reading:
             raise ValueError(f"{claim_id}: fitted needs the reading that was fitted (reading=...)")
-        if not isinstance(fitted, dict) or not fitted or not all(isinstance(k, str) and isinstance(v, str)
-                                                              for k, v in fitted.items()):
+        if (
+            not isinstance(fitted, dict)
+            or not fitted
+            or not all(isinstance(k, str) and isinstance(v, str) for k, v in fitted.items())
+        ):
             raise ValueError(f"{claim_id}: fitted must map each alternative reading (str) to what it gives (str)")
     return pytest.mark.claim(claim_id, reading=reading, fitted=fitted, by_construction=by_construction)
 

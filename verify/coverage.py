@@ -81,9 +81,31 @@ _SEP_RANGE = r"\s*(?:–|—|-|\bto\b)\s*"
 _SEP_LIST = r"\s*(?:,\s*(?:and\s+|or\s+)?|\band\b|\bor\b|&)\s*"
 _LINK = r"(?:\(https?://[^()\s]*\))"
 _SINGULAR = {
-    "Section", "Sec.", "§", "Appendix", "App.", "Theorem", "Thm.", "Lemma", "Proposition", "Prop.",
-    "Corollary", "Cor.", "Definition", "Def.", "Assumption", "Hypothesis", "Remark", "Figure", "Fig.",
-    "Table", "Tab.", "Equation", "Eq.", "Eqn.", "Eqn",
+    "Section",
+    "Sec.",
+    "§",
+    "Appendix",
+    "App.",
+    "Theorem",
+    "Thm.",
+    "Lemma",
+    "Proposition",
+    "Prop.",
+    "Corollary",
+    "Cor.",
+    "Definition",
+    "Def.",
+    "Assumption",
+    "Hypothesis",
+    "Remark",
+    "Figure",
+    "Fig.",
+    "Table",
+    "Tab.",
+    "Equation",
+    "Eq.",
+    "Eqn.",
+    "Eqn",
 }
 
 
@@ -305,7 +327,7 @@ def _mask_display(m: re.Match[str]) -> str:
 def _prepare(text: str) -> str:
     """The body of a paper text for label search: front matter and references removed, math
     masked, markdown escapes undone, headings glued to the previous line split off."""
-    body = text[_front_matter_end(text):]
+    body = text[_front_matter_end(text) :]
     body = _DISPLAY_MATH.sub(_mask_display, body)
     body = _INLINE_MATH.sub(lambda m: " M" + _blank(m)[2:], body)
     body = _ESCAPE.sub(r"\1", body)
@@ -588,9 +610,7 @@ def _claim_order(cid: str) -> list:
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", cid)]
 
 
-def coverage(
-    paper: str, registry: Mapping[str, Claim] | None = None, directory: Path | None = None
-) -> list[Row]:
+def coverage(paper: str, registry: Mapping[str, Claim] | None = None, directory: Path | None = None) -> list[Row]:
     """The coverage rows of ``paper``: one per map item, in map order.
 
     Raises CoverageError when the map names a claim that is not registered for the paper,
@@ -678,8 +698,9 @@ def _paper_arg(text: str) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of the ``coverage`` command."""
-    parser.add_argument("--paper", type=_paper_arg, metavar="NAME",
-                        help=f"one paper: {', '.join(PAPERS)} (default: all)")
+    parser.add_argument(
+        "--paper", type=_paper_arg, metavar="NAME", help=f"one paper: {', '.join(PAPERS)} (default: all)"
+    )
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default text)")
 
 

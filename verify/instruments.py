@@ -85,8 +85,11 @@ def _stats_intervals() -> list[str]:
 def _stats_newcombe() -> list[str]:
     from numerics import stats as S
 
-    return [f"Newcombe {k1}/{n1} - {k2}/{n2}: expected {want}, got {r4(S.newcombe_difference(k1, n1, k2, n2))}"
-            for k1, n1, k2, n2, want in NEWCOMBE_1998B if r4(S.newcombe_difference(k1, n1, k2, n2)) != want]
+    return [
+        f"Newcombe {k1}/{n1} - {k2}/{n2}: expected {want}, got {r4(S.newcombe_difference(k1, n1, k2, n2))}"
+        for k1, n1, k2, n2, want in NEWCOMBE_1998B
+        if r4(S.newcombe_difference(k1, n1, k2, n2)) != want
+    ]
 
 
 def _stats_fisher() -> list[str]:
@@ -191,9 +194,15 @@ def _rounds_to() -> list[str]:
     from verify.audit import rounds_to
 
     cases = [  # (ours, quote, expected): half a unit in the last quoted place is the limit
-        ("0.58662", "0.587", True), ("0.5864", "0.587", False), ("0.5875", "0.587", True),
-        ("0.58751", "0.587", False), ("0.58649", "0.587", False), ("1.93e-4", "1.9e-4", True),
-        ("1.96e-4", "1.9e-4", False), ("0.59471526", "0.5947152...", True), ("0.5947153", "0.5947152...", False),
+        ("0.58662", "0.587", True),
+        ("0.5864", "0.587", False),
+        ("0.5875", "0.587", True),
+        ("0.58751", "0.587", False),
+        ("0.58649", "0.587", False),
+        ("1.93e-4", "1.9e-4", True),
+        ("1.96e-4", "1.9e-4", False),
+        ("0.59471526", "0.5947152...", True),
+        ("0.5947153", "0.5947152...", False),
     ]
     return [f"rounds_to({o}, {q!r}): expected {w}" for o, q, w in cases if rounds_to(o, q) is not w]
 
@@ -250,22 +259,50 @@ def _store_key() -> list[str]:
 
 
 INSTRUMENTS = [
-    Instrument("Wilson and Clopper-Pearson intervals", "proportions in every Monte Carlo check",
-               "Newcombe (1998a) Table I", _stats_intervals),
-    Instrument("Newcombe hybrid score interval", "rare-gates Table 1 and Table 2 comparisons",
-               "Newcombe (1998b) Table II (a)-(h)", _stats_newcombe),
-    Instrument("Fisher's exact test", "count comparisons with the papers' runs",
-               "Fisher (1935), tea tasting: 34/70, 17/70, 69/70", _stats_fisher),
-    Instrument("normal and Bonferroni quantiles", "multiplicity-corrected intervals",
-               "normal tables: 1.959963984540054, 3.0233", _stats_quantiles),
-    Instrument("certification predicates and certified root", "certified inequalities and roots",
-               "exact rationals: inside, touching, straddling; 1 - x^2 with and without a sign change",
-               _interval_predicates),
-    Instrument("printed enclosures", "every printed interval",
-               "the value recomputed at 2d + 10 digits", _printed_enclosures),
-    Instrument("rounds_to", "comparison of values with the papers' quotes",
-               "half a unit in the last quoted place; truncation with '...'", _rounds_to),
+    Instrument(
+        "Wilson and Clopper-Pearson intervals",
+        "proportions in every Monte Carlo check",
+        "Newcombe (1998a) Table I",
+        _stats_intervals,
+    ),
+    Instrument(
+        "Newcombe hybrid score interval",
+        "rare-gates Table 1 and Table 2 comparisons",
+        "Newcombe (1998b) Table II (a)-(h)",
+        _stats_newcombe,
+    ),
+    Instrument(
+        "Fisher's exact test",
+        "count comparisons with the papers' runs",
+        "Fisher (1935), tea tasting: 34/70, 17/70, 69/70",
+        _stats_fisher,
+    ),
+    Instrument(
+        "normal and Bonferroni quantiles",
+        "multiplicity-corrected intervals",
+        "normal tables: 1.959963984540054, 3.0233",
+        _stats_quantiles,
+    ),
+    Instrument(
+        "certification predicates and certified root",
+        "certified inequalities and roots",
+        "exact rationals: inside, touching, straddling; 1 - x^2 with and without a sign change",
+        _interval_predicates,
+    ),
+    Instrument(
+        "printed enclosures", "every printed interval", "the value recomputed at 2d + 10 digits", _printed_enclosures
+    ),
+    Instrument(
+        "rounds_to",
+        "comparison of values with the papers' quotes",
+        "half a unit in the last quoted place; truncation with '...'",
+        _rounds_to,
+    ),
     Instrument("verdict mapping", "every verdict of the report", "synthetic check outcomes", _verdicts),
-    Instrument("result store code key", "reuse of stored simulation cells",
-               "two sources of one module give two keys", _store_key),
+    Instrument(
+        "result store code key",
+        "reuse of stored simulation cells",
+        "two sources of one module give two keys",
+        _store_key,
+    ),
 ]

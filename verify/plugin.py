@@ -21,24 +21,43 @@ _STATE_KEY = pytest.StashKey[dict]()
 
 def pytest_addoption(parser):
     group = parser.getgroup("audit", "paper audit")
-    group.addoption("--report-dir", default="verify-report", help="where report.md and report.json go (default: verify-report)")
+    group.addoption(
+        "--report-dir", default="verify-report", help="where report.md and report.json go (default: verify-report)"
+    )
     group.addoption(
         "--full",
         action="store_true",
         default=False,
         help="paper-scale simulations (also AUDIT_PROFILE=full); default is the quick profile",
     )
-    group.addoption("--set", action="append", default=[], metavar="NAME=VALUE", dest="audit_sizes",
-                    help="change one simulation size of the profile (repeatable; see python -m numerics.sweep LIST)")
-    group.addoption("--scheduler", default=None,
-                    help="where simulation cells run: local (default: a Dask LocalCluster, one worker per "
-                         "core), serial (this process) or a Dask scheduler address")
+    group.addoption(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        dest="audit_sizes",
+        help="change one simulation size of the profile (repeatable; see python -m numerics.sweep LIST)",
+    )
+    group.addoption(
+        "--scheduler",
+        default=None,
+        help="where simulation cells run: local (default: a Dask LocalCluster, one worker per "
+        "core), serial (this process) or a Dask scheduler address",
+    )
     group.addoption("--workers", type=int, default=None, help="worker processes of the local Dask cluster")
-    group.addoption("--perturb", type=float, default=0.0, metavar="REL",
-                    help="rerun every simulation from a start perturbed by REL relative (e.g. 1e-12, at most 1e-6): "
-                         "a rounding-sized change that must not change any verdict")
-    group.addoption("--sweep-store", default=None,
-                    help="result store of the simulation cells (default REPORT_DIR/sweep-store; 'none': no store)")
+    group.addoption(
+        "--perturb",
+        type=float,
+        default=0.0,
+        metavar="REL",
+        help="rerun every simulation from a start perturbed by REL relative (e.g. 1e-12, at most 1e-6): "
+        "a rounding-sized change that must not change any verdict",
+    )
+    group.addoption(
+        "--sweep-store",
+        default=None,
+        help="result store of the simulation cells (default REPORT_DIR/sweep-store; 'none': no store)",
+    )
 
 
 def audit_profile(config) -> str:
@@ -164,9 +183,14 @@ def sweeps(request, profile, size_changes, perturbation):
 
     scheduler = request.config.getoption("--scheduler") or "local"
     capman = request.config.pluginmanager.getplugin("capturemanager")
-    session = SweepSession(profile, size_changes, sweep_store(request.config), scheduler,
-                           request.config.getoption("--workers"),
-                           uncaptured=capman.global_and_fixture_disabled if capman else nullcontext)
+    session = SweepSession(
+        profile,
+        size_changes,
+        sweep_store(request.config),
+        scheduler,
+        request.config.getoption("--workers"),
+        uncaptured=capman.global_and_fixture_disabled if capman else nullcontext,
+    )
     request.config.stash[_STATE_KEY]["sweeps"] = session
     yield session
     session.close()
@@ -238,8 +262,12 @@ def _record_instrument(item, mark, report, call) -> None:
     prior = rows.get(item.nodeid)
     if prior is not None and (prior["outcome"] == "failed" or report.passed):
         return  # a teardown after the call adds nothing unless it failed
-    rows[item.nodeid] = {"name": mark.args[0], "reference": mark.args[1] if len(mark.args) > 1 else "",
-                         "outcome": report.outcome, "message": _message(call) if report.failed else ""}
+    rows[item.nodeid] = {
+        "name": mark.args[0],
+        "reference": mark.args[1] if len(mark.args) > 1 else "",
+        "outcome": report.outcome,
+        "message": _message(call) if report.failed else "",
+    }
 
 
 def _message(call) -> str:
@@ -258,8 +286,14 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if config.getoption("--perturb"):
         profile += f" (simulation starts perturbed by {config.getoption('--perturb'):g} relative)"
     sweeps = state["sweeps"].describe() if state["sweeps"] is not None else None
-    report = build_report(load_registry(), list(state["results"].values()), profile, root, sweeps=sweeps,
-                          instruments=list(state["instruments"].values()))
+    report = build_report(
+        load_registry(),
+        list(state["results"].values()),
+        profile,
+        root,
+        sweeps=sweeps,
+        instruments=list(state["instruments"].values()),
+    )
     json_path, md_path = write_report(report, report_dir(config))
     tr = terminalreporter
     tr.section("paper audit")
@@ -277,13 +311,17 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if report["instruments"]:
         bad = [i for i in report["instruments"] if i["outcome"] != "passed"]
         tr.write_line("")
-        tr.write_line(f"instruments calibrated: {len(report['instruments']) - len(bad)} of {len(report['instruments'])}"
-                      + "".join(f"\n  MISCALIBRATED {i['name']}: {i['message']}" for i in bad))
+        tr.write_line(
+            f"instruments calibrated: {len(report['instruments']) - len(bad)} of {len(report['instruments'])}"
+            + "".join(f"\n  MISCALIBRATED {i['name']}: {i['message']}" for i in bad)
+        )
     if sweeps and sweeps["experiments"]:
         exps = sweeps["experiments"]
         tr.write_line("")
-        tr.write_line(f"simulation cells: {sum(e['reused'] for e in exps)} reused from the store, "
-                      f"{sum(e['computed'] for e in exps)} computed, {sum(e['failed'] for e in exps)} failed "
-                      f"({sweeps['scheduler']}; store {sweeps['store']})")
+        tr.write_line(
+            f"simulation cells: {sum(e['reused'] for e in exps)} reused from the store, "
+            f"{sum(e['computed'] for e in exps)} computed, {sum(e['failed'] for e in exps)} failed "
+            f"({sweeps['scheduler']}; store {sweeps['store']})"
+        )
     tr.write_line("")
     tr.write_line(f"report: {md_path}  {json_path}")

@@ -74,8 +74,14 @@ def _git_revision(root: Path) -> str:
         return "unknown"
 
 
-def build_report(registry: dict[str, Claim], results: list[CheckResult], profile: str, root: Path,
-                 sweeps: dict | None = None, instruments: list[dict] | None = None) -> dict:
+def build_report(
+    registry: dict[str, Claim],
+    results: list[CheckResult],
+    profile: str,
+    root: Path,
+    sweeps: dict | None = None,
+    instruments: list[dict] | None = None,
+) -> dict:
     """The report as a JSON-ready dict with a top-level ``claims`` list.
 
     ``sweeps`` (optional): where the simulation cells came from (store, scheduler, and per
@@ -167,21 +173,39 @@ def render_markdown(report: dict) -> str:
     if not flagged:
         lines.append("None.")
     for c in flagged:
-        lines.append(f"- **{c['id']}** ({c['where']}): paper `{c['paper_value']}`, ours `{c['ours']}`. {c['discrepancy'] or c['evidence']}")
+        lines.append(
+            f"- **{c['id']}** ({c['where']}): paper `{c['paper_value']}`, ours `{c['ours']}`. {c['discrepancy'] or c['evidence']}"
+        )
     if report.get("instruments"):
-        lines += ["", "## Instruments", "",
-                  "Calibrated on cases with known answers before the verdicts are trusted (verify/instruments.py).", "",
-                  "| instrument | reference | outcome |", "|---|---|---|"]
-        lines += [f"| {_md_escape(i['name'])} | {_md_escape(i['reference'])} | "
-                  f"{i['outcome'] + (': ' + _md_escape(i['message']) if i['message'] else '')} |"
-                  for i in report["instruments"]]
+        lines += [
+            "",
+            "## Instruments",
+            "",
+            "Calibrated on cases with known answers before the verdicts are trusted (verify/instruments.py).",
+            "",
+            "| instrument | reference | outcome |",
+            "|---|---|---|",
+        ]
+        lines += [
+            f"| {_md_escape(i['name'])} | {_md_escape(i['reference'])} | "
+            f"{i['outcome'] + (': ' + _md_escape(i['message']) if i['message'] else '')} |"
+            for i in report["instruments"]
+        ]
     sweeps = report.get("sweeps")
     if sweeps and sweeps["experiments"]:
-        lines += ["", "## Simulation sweeps", "",
-                  f"Cells from the result store `{sweeps['store']}`; computed on: {sweeps['scheduler']}.", "",
-                  "| experiment | cells | reused | computed | failed | wall s |", "|---|---|---|---|---|---|"]
-        lines += [f"| {e['name']} | {e['cells']} | {e['reused']} | {e['computed']} | {e['failed']} | {e['wall_s']} |"
-                  for e in sweeps["experiments"]]
+        lines += [
+            "",
+            "## Simulation sweeps",
+            "",
+            f"Cells from the result store `{sweeps['store']}`; computed on: {sweeps['scheduler']}.",
+            "",
+            "| experiment | cells | reused | computed | failed | wall s |",
+            "|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {e['name']} | {e['cells']} | {e['reused']} | {e['computed']} | {e['failed']} | {e['wall_s']} |"
+            for e in sweeps["experiments"]
+        ]
     for paper in PAPERS:
         rows = [c for c in report["claims"] if c["paper"] == paper]
         if not rows:
@@ -204,8 +228,10 @@ def render_markdown(report: dict) -> str:
                 lines.append(f"- holds by construction: {_md_escape(c['by_construction'])}")
             for pw in c.get("power_checks") or []:
                 label = f" ({pw['label']})" if pw.get("label") else ""
-                lines.append(f"- power{label}: {pw['power']:.3f} against {_md_escape(pw['alternative'])} "
-                             f"[{_md_escape(pw['method'])}]")
+                lines.append(
+                    f"- power{label}: {pw['power']:.3f} against {_md_escape(pw['alternative'])} "
+                    f"[{_md_escape(pw['method'])}]"
+                )
             if c["discrepancy"]:
                 lines.append(f"- discrepancy: {_md_escape(c['discrepancy'])}")
             lines.append(f"- evidence: {_md_escape(c['evidence']) or '—'}")

@@ -15,8 +15,15 @@ from pathlib import Path
 class SweepSession:
     """Experiment results for one pytest session (profile, size overrides, store, scheduler)."""
 
-    def __init__(self, profile: str, overrides: dict, store: Path | None, scheduler: str, workers: int | None,
-                 uncaptured=nullcontext):
+    def __init__(
+        self,
+        profile: str,
+        overrides: dict,
+        store: Path | None,
+        scheduler: str,
+        workers: int | None,
+        uncaptured=nullcontext,
+    ):
         self.profile, self.overrides, self.scheduler, self.workers = profile, overrides, scheduler, workers
         self.uncaptured = uncaptured  # context in which stderr is the terminal (progress, dashboard address)
         self.store_path = store
@@ -50,9 +57,16 @@ class SweepSession:
             runs = run_sweeps(todo, self.profile, self.overrides, store=self._store(), executor=_Lazy(self))
         for exp, run in zip(todo, runs):
             self._runs[exp.name] = run
-            self.records.append({"name": exp.name, "cells": len(run.params), "reused": run.count("reused"),
-                                 "computed": run.count("computed"), "failed": run.count("failed"),
-                                 "wall_s": round(run.wall_s, 1)})
+            self.records.append(
+                {
+                    "name": exp.name,
+                    "cells": len(run.params),
+                    "reused": run.count("reused"),
+                    "computed": run.count("computed"),
+                    "failed": run.count("failed"),
+                    "wall_s": round(run.wall_s, 1),
+                }
+            )
 
     def result(self, name: str):
         """The joined result of experiment ``name`` (e.g. 'rare_gates.table2'); raises SweepFailed on failed cells."""
@@ -62,9 +76,11 @@ class SweepSession:
         return self._results[name]
 
     def describe(self) -> dict:
-        return {"store": str(self.store_path) if self.store_path else None,
-                "scheduler": self._used or f"{self.scheduler} (not needed: every cell was stored)",
-                "experiments": self.records}
+        return {
+            "store": str(self.store_path) if self.store_path else None,
+            "scheduler": self._used or f"{self.scheduler} (not needed: every cell was stored)",
+            "experiments": self.records,
+        }
 
     def close(self) -> None:
         if self._executor is not None:

@@ -8,9 +8,11 @@ import pytest
 from verify.instruments import INSTRUMENTS
 
 
-@pytest.mark.parametrize("inst", [pytest.param(i, marks=pytest.mark.instrument(i.name, i.reference), id=i.name)
-                                  for i in INSTRUMENTS])
+@pytest.mark.parametrize(
+    "inst", [pytest.param(i, marks=pytest.mark.instrument(i.name, i.reference), id=i.name) for i in INSTRUMENTS]
+)
 def test_instrument(inst):
     failures = inst.calibrate()
-    assert not failures, f"{inst.name} (used for {inst.used_for}) miscalibrated against {inst.reference}: " + \
-        "; ".join(failures)
+    assert not failures, f"{inst.name} (used for {inst.used_for}) miscalibrated against {inst.reference}: " + "; ".join(
+        failures
+    )

@@ -224,7 +224,7 @@ def generic_loss_drift(n: int, m: int, r: int) -> tuple[sp.Expr, sp.Expr]:
 def breaking_matrix_from_sigma(n: int, m: int, r: int) -> sp.Matrix:
     """B~ with every expectation E[delta_p delta_q] read as the entry Sigma_pq of a general symmetric Sigma."""
     U, V, _ = mf_symbols(n, m, r)
-    (dU, dV), = samples(n, m, r, 1)
+    ((dU, dV),) = samples(n, m, r, 1)
     B = breaking_matrix(U, V, [(dU, dV)])
     d = list(vec(dU, dV))
     Sigma = symmetric_symbols("S", len(d))

@@ -202,5 +202,7 @@ def fixed_gate_ratio(V: sp.Matrix, X: sp.Matrix, qV: sp.Matrix, sigma2) -> sp.Ex
     The fixed-gate condition |z_ij| > sqrt(sigma^2) |q_{v_j}^T x_i| for all (i, j) is this ratio > 1.
     """
     Z, dZ = X * V, sp.sqrt(sigma2) * X * qV
-    return min((abs(Z[i, j]) / abs(dZ[i, j]) for i in range(Z.shape[0]) for j in range(Z.shape[1]) if dZ[i, j] != 0),
-               default=sp.oo)
+    return min(
+        (abs(Z[i, j]) / abs(dZ[i, j]) for i in range(Z.shape[0]) for j in range(Z.shape[1]) if dZ[i, j] != 0),
+        default=sp.oo,
+    )

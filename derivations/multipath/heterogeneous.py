@@ -56,7 +56,10 @@ def hetero_eigenvalue(sigmas, depths) -> sp.Expr:
     >>> hetero_eigenvalue([a, b], [2, 4])
     2*a + 4*b**(3/2)
     """
-    return sum(sp.sympify(d) * sv ** (2 - sp.Rational(2, d) if isinstance(d, int) else 2 - 2 / d) for sv, d in zip(sigmas, depths))
+    return sum(
+        sp.sympify(d) * sv ** (2 - sp.Rational(2, d) if isinstance(d, int) else 2 - 2 / d)
+        for sv, d in zip(sigmas, depths)
+    )
 
 
 def hetero_d1_hessian(depths) -> dict:
@@ -129,7 +132,9 @@ def share_crossover() -> dict:
     s_c = ((L2 - 1) / (L1 - 1)) ** (L1 * L2 / (2 * (L1 - L2)))
     lhs = 2 * (L1 - 1) * s_c ** (1 - 2 / L1)
     rhs = 2 * (L2 - 1) * s_c ** (1 - 2 / L2)
-    res = sp.simplify(sp.powsimp(sp.expand_power_base(sp.expand_log(sp.log(lhs) - sp.log(rhs), force=True), force=True), force=True))
+    res = sp.simplify(
+        sp.powsimp(sp.expand_power_base(sp.expand_log(sp.log(lhs) - sp.log(rhs), force=True), force=True), force=True)
+    )
     return {"s_c": s_c, "residual": sp.simplify(res), "exponent_gap": sp.simplify(L1 / (L1 - 2) - L2 / (L2 - 2))}
 
 

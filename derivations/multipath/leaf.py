@@ -74,7 +74,12 @@ def zero_by_exponents(expr, bases=()) -> sp.Expr:
         groups[k] = groups.get(k, 0) + coef
     out = sp.Add(*[sp.simplify(cf) * sp.exp(k) for k, cf in groups.items()])
     out = out.subs({v: sp.log(b) for b, v in logs.items()})
-    return sp.simplify(sp.powsimp(out.replace(lambda t: isinstance(t, sp.exp), lambda t: sp.exp(sp.expand_log(t.args[0], force=True))), force=True))
+    return sp.simplify(
+        sp.powsimp(
+            out.replace(lambda t: isinstance(t, sp.exp), lambda t: sp.exp(sp.expand_log(t.args[0], force=True))),
+            force=True,
+        )
+    )
 
 
 def _z(e, bases=(a_star,)) -> sp.Expr:
@@ -161,7 +166,11 @@ def leaf_sharpness_expansion(Hn: int = 3) -> dict:
     mu2v = sp.solve(sp.simplify(cons.coeff(eps, 2).subs(mu1, mu1v)), mu2)[0]
     Lam = sp.expand(sum(_taylor2(sp.Integer(1), kS, mm + eps * zh) for zh in zeta).subs({mu1: mu1v, mu2: mu2v}))
     want = (L - 1) / (L - 2) * sum(zh**2 for zh in zeta)
-    scale = [sp.simplify((2 - L) * kL - L), sp.simplify((2 - L) * kS - (2 * L - 2)), sp.simplify(4 * L - 6 + 2 * (2 - L) - (2 * L - 2))]
+    scale = [
+        sp.simplify((2 - L) * kL - L),
+        sp.simplify((2 - L) * kS - (2 * L - 2)),
+        sp.simplify(4 * L - 6 + 2 * (2 - L) - (2 * L - 2)),
+    ]
     return {
         "mu1": sp.simplify(mu1v),
         "mu2": sp.factor(mu2v),

@@ -58,7 +58,9 @@ def mode_eigenvalue(sigmas, depth=L) -> sp.Expr:
     >>> mode_eigenvalue([a**3, b**3], 3)
     3*a**4 + 3*b**4
     """
-    return sp.powsimp(sp.expand_power_base(sum(sp.sympify(depth) * sh ** p_exponent(depth) for sh in sigmas), force=True), force=True)
+    return sp.powsimp(
+        sp.expand_power_base(sum(sp.sympify(depth) * sh ** p_exponent(depth) for sh in sigmas), force=True), force=True
+    )
 
 
 def layer_derivative(depth: int) -> sp.Expr:
@@ -137,7 +139,13 @@ def full_hessian(d: int, Hn: int, Ln: int, a: tuple, loss: str = "full") -> dict
     J = sp.Matrix(d * d, n, lambda r, c: sp.Rational(M[r // d][r % d].diff(gens[c])(*vals)))
     T = sp.Matrix.hstack(*[(U[:, i] * V[:, j].T).reshape(d * d, 1) for i in range(d) for j in range(d)])
     lam = [Ln * sum(a[h][i] ** (2 * Ln - 2) for h in range(Hn)) for i in range(d)]
-    K = [[sum(a[h][i] ** (2 * (Ln - k)) * a[h][j] ** (2 * (k - 1)) for h in range(Hn) for k in range(1, Ln + 1)) for j in range(d)] for i in range(d)]
+    K = [
+        [
+            sum(a[h][i] ** (2 * (Ln - k)) * a[h][j] ** (2 * (k - 1)) for h in range(Hn) for k in range(1, Ln + 1))
+            for j in range(d)
+        ]
+        for i in range(d)
+    ]
     return {"hessian": Hm, "J": J, "T": T, "lambda": lam, "K": K}
 
 
@@ -153,7 +161,11 @@ def d1_hessian(Hn: int, Ln: int) -> dict:
     sig = sp.Symbol("sigma_star", positive=True)
     f = (sum(sp.Mul(*w[h]) for h in range(Hn)) - sig) ** 2 / 2
     flat = [v for row in w for v in row]
-    Hm = sp.hessian(f, flat).subs({w[h][k]: a[h] for h in range(Hn) for k in range(Ln)}).subs(sig, sum(ah**Ln for ah in a))
+    Hm = (
+        sp.hessian(f, flat)
+        .subs({w[h][k]: a[h] for h in range(Hn) for k in range(Ln)})
+        .subs(sig, sum(ah**Ln for ah in a))
+    )
     Hm = Hm.applyfunc(sp.expand)
     return {"hessian": Hm, "eigenvalues": {sp.factor(k) if k != 0 else k: v for k, v in Hm.eigenvals().items()}}
 

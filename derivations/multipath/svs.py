@@ -192,7 +192,19 @@ def _gradient_ring(d: int, H: int, L: int) -> dict:
     diag = lambda v: [[v[i] if i == j else R.zero for j in range(d)] for i in range(d)]  # noqa: E731
     Wsvs = [[_mm(_mm(Q[h][l + 1], diag(s[h][l]), R.zero), _tr(Q[h][l]), R.zero) for l in range(L)] for h in range(H)]
     Mstar = _mm(_mm(Q[0][L], diag(sig), R.zero), _tr(Q[0][0]), R.zero)
-    return {"R": R, "W": W, "T": T, "M": M, "grad": grad, "s": s, "sigma": sig, "Q": Q, "W_svs": Wsvs, "M_star": Mstar, "eye": eye}
+    return {
+        "R": R,
+        "W": W,
+        "T": T,
+        "M": M,
+        "grad": grad,
+        "s": s,
+        "sigma": sig,
+        "Q": Q,
+        "W_svs": Wsvs,
+        "M_star": Mstar,
+        "eye": eye,
+    }
 
 
 @lru_cache(maxsize=None)
@@ -224,7 +236,9 @@ def gradient_identities(d: int, H: int, L: int) -> dict:
             f = _mm(_mm(left, resid, zero), right, zero)
             g = gr["grad"][h][l]
             res34.append(sp.Matrix(d, d, lambda i, j, f=f, g=g: (g[i][j] - f[i][j]).as_expr()))
-    sub = [(W[h][l][i][j], gr["W_svs"][h][l][i][j]) for h in range(H) for l in range(L) for i in range(d) for j in range(d)]
+    sub = [
+        (W[h][l][i][j], gr["W_svs"][h][l][i][j]) for h in range(H) for l in range(L) for i in range(d) for j in range(d)
+    ]
     sub += [(T[i][j], gr["M_star"][i][j]) for i in range(d) for j in range(d)]
     s, sig, Q = gr["s"], gr["sigma"], gr["Q"]
     r = [sum((_prod([s[h][l][i] for l in range(L)], R.one) for h in range(H)), zero) - sig[i] for i in range(d)]
@@ -233,7 +247,10 @@ def gradient_identities(d: int, H: int, L: int) -> dict:
         for l in range(L):
             G = [[gr["grad"][h][l][i][j].compose(sub) for j in range(d)] for i in range(d)]
             rot = _mm(_mm(_tr(Q[h][l + 1]), G, zero), Q[h][l], zero)
-            want = [[r[i] * _prod([s[h][j][i] for j in range(L) if j != l], R.one) if i == k else zero for k in range(d)] for i in range(d)]
+            want = [
+                [r[i] * _prod([s[h][j][i] for j in range(L) if j != l], R.one) if i == k else zero for k in range(d)]
+                for i in range(d)
+            ]
             res33.append(sp.Matrix(d, d, lambda i, j, a=rot, b=want: (a[i][j] - b[i][j]).as_expr()))
     return {"residual_34": res34, "residual_33": res33}
 
@@ -254,9 +271,17 @@ def balanced_step(d: int, H: int, L: int) -> dict:
     a = [[sp.Symbol(f"a_{h + 1}{i + 1}", positive=True) for i in range(d)] for h in range(H)]
     sig = [sp.Symbol(f"sigma_star{i + 1}", positive=True) for i in range(d)]
     r = [sum(a[h][i] ** L for h in range(H)) - sig[i] for i in range(d)]
-    new = [[[a[h][i] - eta * r[i] * sp.Mul(*[a[h][i] for j in range(L) if j != l]) for i in range(d)] for l in range(L)] for h in range(H)]
+    new = [
+        [[a[h][i] - eta * r[i] * sp.Mul(*[a[h][i] for j in range(L) if j != l]) for i in range(d)] for l in range(L)]
+        for h in range(H)
+    ]
     spread = [sp.expand(new[h][l][i] - new[h][0][i]) for h in range(H) for i in range(d) for l in range(L)]
-    rec = [sp.expand(new[h][l][i] - (a[h][i] - eta * r[i] * a[h][i] ** (L - 1))) for h in range(H) for l in range(L) for i in range(d)]
+    rec = [
+        sp.expand(new[h][l][i] - (a[h][i] - eta * r[i] * a[h][i] ** (L - 1)))
+        for h in range(H)
+        for l in range(L)
+        for i in range(d)
+    ]
     return {"new": new, "a": a, "spread": spread, "recursion": rec}
 
 

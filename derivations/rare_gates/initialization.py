@@ -55,7 +55,7 @@ def std_normal_density(z: sp.Expr) -> sp.Expr:
     >>> std_normal_density(sp.Integer(0))
     sqrt(2)/(2*sqrt(pi))
     """
-    return sp.exp(-z**2 / 2) / sp.sqrt(2 * PI)
+    return sp.exp(-(z**2) / 2) / sp.sqrt(2 * PI)
 
 
 @lru_cache(maxsize=None)
@@ -71,7 +71,7 @@ def polar_gaussian_factors() -> tuple[sp.Expr, sp.Expr]:
     >>> sp.integrate(radial, (rho, 0, sp.oo)), sp.integrate(angular, (u1, -sp.pi, sp.pi))
     (1, 1)
     """
-    joint = sp.exp(-rho**2 / 2) / (2 * PI) * rho  # density times the polar Jacobian
+    joint = sp.exp(-(rho**2) / 2) / (2 * PI) * rho  # density times the polar Jacobian
     radial = sp.integrate(joint, (u1, -PI, PI))
     angular = sp.simplify(joint / radial)
     return radial, angular

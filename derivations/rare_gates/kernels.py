@@ -47,7 +47,7 @@ def gaussian_radial_second_moment() -> sp.Expr:
     >>> gaussian_radial_second_moment()
     2
     """
-    return sp.integrate(rho**2 * rho * sp.exp(-rho**2 / 2), (rho, 0, sp.oo))
+    return sp.integrate(rho**2 * rho * sp.exp(-(rho**2) / 2), (rho, 0, sp.oo))
 
 
 @lru_cache(maxsize=None)
@@ -101,7 +101,9 @@ def gated_second_moment() -> sp.ImmutableMatrix:
     c = disk_radius()
     radial = sp.integrate(rho**2 * rho, (rho, 0, c)) / (PI * c**2)
     e = [sp.cos(phi), sp.sin(phi)]
-    return sp.ImmutableMatrix(2, 2, lambda i, j: sp.simplify(radial * sp.integrate(e[i] * e[j], (phi, -PI / 2, PI / 2))))
+    return sp.ImmutableMatrix(
+        2, 2, lambda i, j: sp.simplify(radial * sp.integrate(e[i] * e[j], (phi, -PI / 2, PI / 2)))
+    )
 
 
 @lru_cache(maxsize=None)

@@ -343,4 +343,3 @@ def gd_hitting_offset(hit_time: sp.Expr, angle: sp.Expr) -> sp.Expr:
     0
     """
     return hit_time - sp.log(1 / angle) / escape_rate()
-

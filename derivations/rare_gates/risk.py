@@ -147,4 +147,3 @@ def good_risk_threshold_lambda(level=sp.Rational(3, 10)) -> sp.Expr:
     sols = [s for s in sp.solve(sp.Eq(r, level), lam) if s.is_positive]
     (sol,) = sols
     return sp.simplify(sol)
-

@@ -22,8 +22,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 PAPER = "black"
-FLOWS = {"gf": ("C0", "-", "gradient flow"), "gd": ("0.6", "-", "GD"), "mid": ("C2", "--", "GD midpoint"),
-         "cf": ("C1", "-", "hybrid central flow")}
+FLOWS = {
+    "gf": ("C0", "-", "gradient flow"),
+    "gd": ("0.6", "-", "GD"),
+    "mid": ("C2", "--", "GD midpoint"),
+    "cf": ("C1", "-", "hybrid central flow"),
+}
 
 
 def _identity(ax, xs, ys):
@@ -65,8 +69,10 @@ def figure1(runs) -> plt.Figure:
     ax[1].scatter(pred, meas, c=[f"C{s}" for s in range(len(runs))], zorder=3)
     _identity(ax[1], pred, meas)
     ax[1].set(xlabel="Eq. (18) prediction", ylabel="measured <grad h, theta'_CF>", title="drift at first EOS contact")
-    sharpness_panel([{"t": r["cf_t"], "lam": r["cf_lam"], "k": r["cf_k"], "draw": r.get("draw", s)}
-                     for s, r in enumerate(runs)], ax[2])
+    sharpness_panel(
+        [{"t": r["cf_t"], "lam": r["cf_lam"], "k": r["cf_k"], "draw": r.get("draw", s)} for s, r in enumerate(runs)],
+        ax[2],
+    )
     ax[2].set(title="sharpness along the hybrid CF")
     bound = np.array([r["bound"] for r in runs])
     hT = np.array([r["abs_hT"] for r in runs])
@@ -76,8 +82,13 @@ def figure1(runs) -> plt.Figure:
     top = 1.1 * max(h0.max(), hT.max())
     ax[3].plot([0, top], [0, top], ":", color=PAPER, lw=1)
     worst = np.max(np.abs(hT - bound) / bound)
-    ax[3].set(xlim=(0, top), ylim=(0, top), xlabel="2 sqrt(eta^-2 - y^2)", ylabel="|h|",
-              title=f"T = {runs[0]['T']:g}: max rel. distance {worst:.1e}")
+    ax[3].set(
+        xlim=(0, top),
+        ylim=(0, top),
+        xlabel="2 sqrt(eta^-2 - y^2)",
+        ylabel="|h|",
+        title=f"T = {runs[0]['T']:g}: max rel. distance {worst:.1e}",
+    )
     ax[3].legend(fontsize=7)
     fig.tight_layout()
     return fig
@@ -89,8 +100,9 @@ def figure2(runs) -> plt.Figure:
     for s, r in enumerate(runs):
         for key in ("gf", "gd", "mid", "cf"):
             col, ls, lab = FLOWS[key]
-            ax[0, 0].semilogy(r[f"{key}_t"], _floor(r[f"{key}_dpsi"]), ls, color=col, lw=1,
-                              label=lab if s == 0 else None)
+            ax[0, 0].semilogy(
+                r[f"{key}_t"], _floor(r[f"{key}_dpsi"]), ls, color=col, lw=1, label=lab if s == 0 else None
+            )
         lab = f"draw {r.get('draw', s)}"
         ax[0, 1].semilogy(r["act_t"], _floor(r["match"]), ".", ms=3, color=f"C{s}", label=lab)
         sv = r["svals"] / r["svals"][0]
@@ -102,8 +114,9 @@ def figure2(runs) -> plt.Figure:
     ax[0, 1].axhline(1e-10, ls=":", color=PAPER, lw=1)
     ax[0, 1].set(xlabel="t (active EOS)", ylabel="|Psi' + eta B|_F / |eta B|_F", title="Psi' = -eta sym(B~)")
     ax[0, 1].legend(fontsize=7)
-    ax[1, 0].set(xlabel="index", ylabel="sigma_i / sigma_1", title="B(t) stacked in Sym(2) coordinates",
-                 xticks=[1, 2, 3])
+    ax[1, 0].set(
+        xlabel="index", ylabel="sigma_i / sigma_1", title="B(t) stacked in Sym(2) coordinates", xticks=[1, 2, 3]
+    )
     ax[1, 1].axhline(0.95, ls=":", color=PAPER, lw=1, label="0.95 (2/eta)")
     ax[1, 1].axhline(1.0, ls="-", color=PAPER, lw=0.5)
     ax[1, 1].set(xlabel="t (active EOS)", ylabel="lambda_2 eta / 2", title="second eigenvalue")
@@ -125,8 +138,14 @@ def figure3(runs, pool_ratios=()) -> plt.Figure:
     ratios = [r["ratio"] for r in runs]
     ax[1].semilogy(np.arange(len(runs)), _floor(np.array(ratios)), "o", color="C3", label="our first draws")
     if len(pool_ratios):
-        ax[1].semilogy(np.full(len(pool_ratios), len(runs) + 0.5), _floor(np.array(pool_ratios)), "_", color="0.5",
-                       ms=12, label="pool of EOS draws")
+        ax[1].semilogy(
+            np.full(len(pool_ratios), len(runs) + 0.5),
+            _floor(np.array(pool_ratios)),
+            "_",
+            color="0.5",
+            ms=12,
+            label="pool of EOS draws",
+        )
     ax[1].axhline(1.0, ls=":", color=PAPER, lw=1, label="paper: all > 1")
     ax[1].set(xlabel="draw", ylabel="min |z_ij| / |delta z_ij|", title="fixed-gate ratio at first contact")
     ax[1].legend(fontsize=7)

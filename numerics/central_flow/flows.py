@@ -191,10 +191,14 @@ def scalar_model(y) -> Model:
         return np.array([4 * v * a * b + 2 * u * b * b, 2 * v * a * a + 4 * u * a * b])
 
     return Model(
-        "scalar", 2, (1, 1, 1),
+        "scalar",
+        2,
+        (1, 1, 1),
         lambda th: models.scalar_loss(th, y),
         lambda th, gates=None, weights=None: models.scalar_grad(th, y),
-        lambda th, gates=None: models.scalar_hessian(th, y), curv, data={"y": y},
+        lambda th, gates=None: models.scalar_hessian(th, y),
+        curv,
+        data={"y": y},
     )
 
 
@@ -214,10 +218,14 @@ def mf_model(Y, r) -> Model:
         return _mf_curv(U, V, dU, dV)
 
     return Model(
-        f"mf({n},{m},{r})", (n + m) * r, (n, m, r),
+        f"mf({n},{m},{r})",
+        (n + m) * r,
+        (n, m, r),
         lambda th: models.mf_loss(th, Y, r),
         lambda th, gates=None, weights=None: models.mf_grad(th, Y, r),
-        lambda th, gates=None: models.mf_hessian(th, Y, r), curv, data={"Y": Y},
+        lambda th, gates=None: models.mf_hessian(th, Y, r),
+        curv,
+        data={"Y": Y},
     )
 
 
@@ -278,8 +286,15 @@ def relu_model(X, Y, r) -> Model:
         return X @ np.asarray(theta, dtype=np.float64)[..., n * r :].reshape(d, r)
 
     return Model(
-        f"relu({n},{d},{r},N={X.shape[0]})", (n + d) * r, (n, d, r),
-        lambda th: models.relu_loss(th, X, Y, r), grad, hessian, curv, preacts, data={"X": X, "Y": Y},
+        f"relu({n},{d},{r},N={X.shape[0]})",
+        (n + d) * r,
+        (n, d, r),
+        lambda th: models.relu_loss(th, X, Y, r),
+        grad,
+        hessian,
+        curv,
+        preacts,
+        data={"X": X, "Y": Y},
     )
 
 
@@ -316,8 +331,7 @@ def sharpness(model: Model, theta, k: int = 1, method: str = "dense") -> np.ndar
     if method == "eigsh":
         if k >= model.dim:
             raise ValueError(f"k must be < the number of parameters {model.dim} for eigsh; got {k}")
-        vals = eigsh(H, k=k, which="LA", tol=0.0, return_eigenvectors=False,
-                     v0=np.ones(model.dim) / np.sqrt(model.dim))
+        vals = eigsh(H, k=k, which="LA", tol=0.0, return_eigenvectors=False, v0=np.ones(model.dim) / np.sqrt(model.dim))
         return np.sort(vals)[::-1]
     raise ValueError(f"method must be 'dense' or 'eigsh'; got {method!r}")
 
@@ -398,16 +412,26 @@ def _cf_velocity(model: Model, theta: np.ndarray, eta: float, k: int, gates=None
         Cab[(a, a)] = model.curvature_grad(theta, Q[:, a], gates)
         # polarisation: q_b^T H q_a = ((q_a + q_b)^T H (q_a + q_b) - (q_a - q_b)^T H (q_a - q_b)) / 4
         for b in range(a):
-            Cab[(b, a)] = 0.25 * (model.curvature_grad(theta, Q[:, a] + Q[:, b], gates)
-                                  - model.curvature_grad(theta, Q[:, a] - Q[:, b], gates))
+            Cab[(b, a)] = 0.25 * (
+                model.curvature_grad(theta, Q[:, a] + Q[:, b], gates)
+                - model.curvature_grad(theta, Q[:, a] - Q[:, b], gates)
+            )
     X = oscillation_covariance(g, Cab, k)
     corr = sum(X[a, b] * Cab[(min(a, b), max(a, b))] for a in range(k) for b in range(k))
     vel = -eta * (g + 0.5 * corr)
     e, W = np.linalg.eigh(X)
     e = np.clip(e, 0.0, None)[::-1]
     W = W[:, ::-1]
-    return {"velocity": vel, "X": X, "sigma2": e, "deltas": Q @ (W * np.sqrt(e)), "Q": Q, "lam": lam,
-            "grad": g, "C": np.stack([Cab[(a, a)] for a in range(k)])}
+    return {
+        "velocity": vel,
+        "X": X,
+        "sigma2": e,
+        "deltas": Q @ (W * np.sqrt(e)),
+        "Q": Q,
+        "lam": lam,
+        "grad": g,
+        "C": np.stack([Cab[(a, a)] for a in range(k)]),
+    }
 
 
 # --- flows ------------------------------------------------------------------------------------------------
@@ -578,16 +602,29 @@ def _piecewise(model, theta0, eta, T, grid, policy, k_fixed, k_max, rtol, atol) 
                 for j in range(G.shape[1]):
                     if (i, j) in sliding:
                         for side in (0, 1):
-                            evs.append(_event(lambda t, y, i=i, j=j, side=side, Gs=Gslide:
-                                              _sliding_weights(model, y, Gs, sliding)[i, j] - side,
-                                              1 if side else -1))
+                            evs.append(
+                                _event(
+                                    lambda t, y, i=i, j=j, side=side, Gs=Gslide: (
+                                        _sliding_weights(model, y, Gs, sliding)[i, j] - side
+                                    ),
+                                    1 if side else -1,
+                                )
+                            )
                             tags.append(("unslide", i, j, side))
                     else:
                         evs.append(_event(lambda t, y, i=i, j=j: model.preacts(y)[i, j], 1 if G[i, j] == 0 else -1))
                         tags.append(("gate", i, j))
         sub = grid[(grid > t0) | ((grid == t0) & (t0 == 0.0))]
-        sol = solve_ivp(lambda t, y, k=k: _velocity(model, y, eta, k, G, sliding), (t0, T), y0, method="DOP853",
-                        t_eval=sub if sub.size else None, events=evs or None, rtol=rtol, atol=atol)
+        sol = solve_ivp(
+            lambda t, y, k=k: _velocity(model, y, eta, k, G, sliding),
+            (t0, T),
+            y0,
+            method="DOP853",
+            t_eval=sub if sub.size else None,
+            events=evs or None,
+            rtol=rtol,
+            atol=atol,
+        )
         if sol.status == -1:
             raise RuntimeError(f"ODE integration failed after t = {t0}: {sol.message}")
         nfev += sol.nfev

@@ -91,19 +91,23 @@ def classify(modes: np.ndarray, loss_end: float, status: int, st: dict) -> dict:
     top = tail = False
     if not diverged:
         lam = [gd.mode_sharpness(np.abs(modes[:, i]), [L] * modes.shape[0]) for i in range(sig.size)]
-        top = all(np.abs(modes[:, i]).min() >= 0.1 * sig[i] and 0.97 <= lam[i] * eta / 2 <= 1 + 1e-6
-                  for i in range(p))
+        top = all(np.abs(modes[:, i]).min() >= 0.1 * sig[i] and 0.97 <= lam[i] * eta / 2 <= 1 + 1e-6 for i in range(p))
         tail = all(np.abs(modes[:, i]).min() <= 0.01 * sig[i] and lam[i] >= 0.99 * S[i] for i in range(p, sig.size))
-    return {"diverged": diverged, "top_rebalanced": top, "tail_single": tail,
-            "as_predicted": (not diverged) and top and tail}
+    return {
+        "diverged": diverged,
+        "top_rebalanced": top,
+        "tail_single": tail,
+        "as_predicted": (not diverged) and top and tail,
+    }
 
 
 def _stack(rows: list[dict]) -> dict:
     return {k: np.array([r[k] for r in rows]) for k in rows[0]} if rows else {}
 
 
-def rank_p_on_manifold(n: int, *, seed: int = SEED, first: int = 0, perturb: float = PERTURB,
-                       steps: int = STEPS) -> dict:
+def rank_p_on_manifold(
+    n: int, *, seed: int = SEED, first: int = 0, perturb: float = PERTURB, steps: int = STEPS
+) -> dict:
     """Members first..first+n-1 of the mode-recursion ensemble: arrays of the classification."""
     n, first, steps = _count(n, "n", 1), _count(first, "first"), _count(steps, "steps", 1)
     perturb = _perturbation(perturb)
@@ -119,8 +123,15 @@ def rank_p_on_manifold(n: int, *, seed: int = SEED, first: int = 0, perturb: flo
     return _stack(rows)
 
 
-def rank_p_full(n: int, *, seed: int = SEED, first: int = 0, perturb: float = PERTURB, steps: int = STEPS,
-                identity_frame: bool = False) -> dict:
+def rank_p_full(
+    n: int,
+    *,
+    seed: int = SEED,
+    first: int = 0,
+    perturb: float = PERTURB,
+    steps: int = STEPS,
+    identity_frame: bool = False,
+) -> dict:
     """Members first..first+n-1 of the full-matrix ensemble (Haar frames; ``identity_frame``: V = I)."""
     n, first, steps = _count(n, "n", 1), _count(first, "first"), _count(steps, "steps", 1)
     perturb = _perturbation(perturb)
@@ -131,14 +142,20 @@ def rank_p_full(n: int, *, seed: int = SEED, first: int = 0, perturb: float = PE
         V = np.eye(d) if identity_frame else haar_frame(seed, k, d)
         W0 = gd.svs_initialisation(list(ALPHAS), [L] * H, V, V)
         noise = _noise(seed, k, (H, L, d, d))
-        W0 = [[W + perturb * np.linalg.norm(W) / d * noise[h, l] for l, W in enumerate(path)]
-              for h, path in enumerate(W0)]
+        W0 = [
+            [W + perturb * np.linalg.norm(W) / d * noise[h, l] for l, W in enumerate(path)] for h, path in enumerate(W0)
+        ]
         run = gd.simulate_full(W0, V @ np.diag(st["sigma"]) @ V.T, st["eta"], steps)
         modes = run.mode_values(V, V)[-1]
         above = np.nonzero(~(run.gap <= LEAVE_GAP))[0]  # NaN and inf count as left
-        rows.append(classify(modes, float(run.loss[-1]), run.status, st)
-                    | {"member": k, "max_gap": float(np.nan_to_num(run.gap.max(), nan=np.inf)),
-                       "leave_step": int(run.t[above[0]]) if above.size else -1})
+        rows.append(
+            classify(modes, float(run.loss[-1]), run.status, st)
+            | {
+                "member": k,
+                "max_gap": float(np.nan_to_num(run.gap.max(), nan=np.inf)),
+                "leave_step": int(run.t[above[0]]) if above.size else -1,
+            }
+        )
     return _stack(rows)
 
 
@@ -169,8 +186,12 @@ def lower_bound_power(n: int, threshold: float, p_alt: float) -> float:
 def summary(ens: dict) -> dict:
     """Fractions of an ensemble: as predicted, top re-balanced, tail single-path, tail split, diverged."""
     conv = ~ens["diverged"]
-    out = {"as_predicted": fraction(ens["as_predicted"]), "top_rebalanced": fraction(ens["top_rebalanced"]),
-           "tail_split": fraction(conv & ~ens["tail_single"]), "diverged": fraction(ens["diverged"])}
+    out = {
+        "as_predicted": fraction(ens["as_predicted"]),
+        "top_rebalanced": fraction(ens["top_rebalanced"]),
+        "tail_split": fraction(conv & ~ens["tail_single"]),
+        "diverged": fraction(ens["diverged"]),
+    }
     if "max_gap" in ens:
         out["left_manifold"] = fraction(ens["leave_step"] >= 0)
     return out
@@ -181,7 +202,9 @@ def _fmt(f: dict) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m numerics.multipath.ensembles", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m numerics.multipath.ensembles", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--frames", type=int, default=32, help="ensemble size (default 32)")
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--perturb", type=float, default=PERTURB, help="relative start perturbation (default 1e-12)")
@@ -206,4 +229,14 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["SEED", "classify", "fraction", "lower_bound_power", "haar_frame", "rank_p_full", "rank_p_on_manifold", "setting", "summary"]
+__all__ = [
+    "SEED",
+    "classify",
+    "fraction",
+    "lower_bound_power",
+    "haar_frame",
+    "rank_p_full",
+    "rank_p_on_manifold",
+    "setting",
+    "summary",
+]

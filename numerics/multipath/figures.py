@@ -81,7 +81,7 @@ def figure4(runs: dict, optimum: dict, sigma: float = 1.0) -> plt.Figure:
     L1s = sorted({p[0] for p in pairs})
     L2s = sorted({p[1] for p in pairs})
     fig, ax = plt.subplots(len(L1s), len(L2s), figsize=(2.8 * len(L2s), 2.8 * len(L1s)), squeeze=False)
-    for (L1, L2) in pairs:
+    for L1, L2 in pairs:
         a = ax[L1s.index(L1), L2s.index(L2)]
         run = runs[(L1, L2)]
         s = run.sigma[:, :, 0]
@@ -114,7 +114,9 @@ def figure6(orbits: dict, gamma_wcr: dict) -> plt.Figure:
         col = "C0" if ok else "C3"
         a.plot([o["c"], o["c"], o["g_c"], o["g_c"]], [0, o["g_c"], o["g_c"], o["g_g_c"]], "-", color=col, lw=1)
         a.plot([o["c"], o["g_c"]], [o["g_c"], o["g_g_c"]], "o", color=col, ms=3)
-        a.set_title(f"L = {L}, eta/eta_1 = {g}: {'return' if ok else 'sign flip'}\n(gamma_WCR = {gamma_wcr[L]:.3f})", fontsize=7)
+        a.set_title(
+            f"L = {L}, eta/eta_1 = {g}: {'return' if ok else 'sign flip'}\n(gamma_WCR = {gamma_wcr[L]:.3f})", fontsize=7
+        )
         a.set(xlim=(0, 1.6), ylim=(max(min(-0.8, 1.1 * o["g_g_c"]), -6.0), 1.8))
         a.tick_params(labelsize=6)
     fig.tight_layout()

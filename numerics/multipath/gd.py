@@ -54,7 +54,9 @@ from .sharpness import check_depth
 
 STATUS_STEPS, STATUS_CONVERGED, STATUS_DIVERGED = 0, 1, 2
 _BLOWUP = 1e8  # |a| above this is divergence: sigma = a^L overflows float64 long before it matters
-STABLE_SLACK = 1e-9  # "stable": lambda eta/2 <= 1 + 1e-9 (a minimum on the stopping boundary has lambda eta/2 = 1 to rounding)
+STABLE_SLACK = (
+    1e-9  # "stable": lambda eta/2 <= 1 + 1e-9 (a minimum on the stopping boundary has lambda eta/2 = 1 to rounding)
+)
 _BISECT = 200  # bisection steps of the secular equation (stops earlier at 4 ulp brackets)
 
 
@@ -102,8 +104,24 @@ def _mode_sharpness(a, depths, r):
 
 
 @njit(cache=True)
-def _svs_gd(a, lo, depths, sigma_star, etas, record_every, tol, tol_from, out_t, out_sigma, out_resid, out_sharp,
-            out_flip, out_over, out_amin, out_info):
+def _svs_gd(
+    a,
+    lo,
+    depths,
+    sigma_star,
+    etas,
+    record_every,
+    tol,
+    tol_from,
+    out_t,
+    out_sigma,
+    out_resid,
+    out_sharp,
+    out_flip,
+    out_over,
+    out_amin,
+    out_info,
+):
     """GD (54) on the per-layer values ``a`` (H, d), in place, for ``etas.size`` steps.
 
     ``lo`` (H, d) is a low-order part: the state is a + lo (double-double style). Each
@@ -479,12 +497,15 @@ def initial_layers(alphas, depths) -> np.ndarray:
     if np.ndim(alphas) <= 1:
         al = al.reshape(-1, 1)
     if al.ndim != 2 or al.shape[0] != L.size:
-        raise ValueError(f"alphas must have one entry (or one row) per pathway; got shape {np.shape(alphas)} for {L.size} pathways")
+        raise ValueError(
+            f"alphas must have one entry (or one row) per pathway; got shape {np.shape(alphas)} for {L.size} pathways"
+        )
     return al ** (1.0 / L[:, None])
 
 
-def simulate_svs(depths, sigma_star, eta, alphas, n_steps, record_every=None, tol=0.0, a0=None,
-                 compensated=True) -> SVSRun:
+def simulate_svs(
+    depths, sigma_star, eta, alphas, n_steps, record_every=None, tol=0.0, a0=None, compensated=True
+) -> SVSRun:
     """GD (54) from the depth-balanced SVS initialisation (11), every mode of ``sigma_star`` at once.
 
     Parameters: ``depths`` L_h (one per pathway, integers >= 1); ``sigma_star`` the target's
@@ -535,8 +556,24 @@ def simulate_svs(depths, sigma_star, eta, alphas, n_steps, record_every=None, to
     # early stopping only once the schedule has reached its last value (a warm-up must finish)
     changes = np.flatnonzero(etas != etas[-1]) if n_steps else np.array([], dtype=np.int64)
     tol_from = int(changes[-1]) + 1 if changes.size else 0
-    _svs_gd(a, lo, L, sig, etas, record_every, float(tol), tol_from, out_t, out_sigma, out_resid, out_sharp,
-            out_flip, out_over, out_amin, info)
+    _svs_gd(
+        a,
+        lo,
+        L,
+        sig,
+        etas,
+        record_every,
+        float(tol),
+        tol_from,
+        out_t,
+        out_sigma,
+        out_resid,
+        out_sharp,
+        out_flip,
+        out_over,
+        out_amin,
+        info,
+    )
     k = int(info[1])
     config = {
         "depths": L.tolist(),
@@ -549,8 +586,19 @@ def simulate_svs(depths, sigma_star, eta, alphas, n_steps, record_every=None, to
         "tol": float(tol),
         "compensated": compensated,
     }
-    return SVSRun(out_t[:k], out_sigma[:k], out_resid[:k], out_sharp[:k], a, int(info[0]), int(info[2]),
-                  out_flip, out_over, out_amin, config)
+    return SVSRun(
+        out_t[:k],
+        out_sigma[:k],
+        out_resid[:k],
+        out_sharp[:k],
+        a,
+        int(info[0]),
+        int(info[2]),
+        out_flip,
+        out_over,
+        out_amin,
+        config,
+    )
 
 
 def mode_sharpness(sigmas, depths, residual=0.0) -> float:
@@ -594,7 +642,9 @@ def halting_point(L, eta, sigma=1.0, dps: int = 30) -> mpmath.mpf:
         lmin = L * 2 ** (mpmath.mpf(2) / L - 1) * mpmath.mpf(s) ** p
         target = 2 / mpmath.mpf(e)
         if not (lmin * (1 - mpmath.mpf(10) ** -12) <= target <= S1 * (1 + mpmath.mpf(10) ** -12)):
-            raise ValueError(f"eta must lie in [2/S_1, 2/lambda_min] = [{float(2 / S1)}, {float(2 / lmin)}]; got {eta!r}")
+            raise ValueError(
+                f"eta must lie in [2/S_1, 2/lambda_min] = [{float(2 / S1)}, {float(2 / lmin)}]; got {eta!r}"
+            )
         if target >= S1:
             return +mpmath.mpf(s)
         if target <= lmin:
@@ -691,8 +741,14 @@ def simulate_full(Ws, M_star, eta, n_steps, record_every=None, activation="linea
     info = np.zeros(3, dtype=np.int64)
     _full_gd(W, off, M, etas, act, record_every, out_t, out_F, out_loss, out_gap, info)
     k = int(info[1])
-    config = {"depths": np.diff(off).tolist(), "d": d, "activation": activation, "n_steps": n_steps,
-              "record_every": record_every, "eta_first_last": (float(etas[0]), float(etas[-1])) if n_steps else None}
+    config = {
+        "depths": np.diff(off).tolist(),
+        "d": d,
+        "activation": activation,
+        "n_steps": n_steps,
+        "record_every": record_every,
+        "eta_first_last": (float(etas[0]), float(etas[-1])) if n_steps else None,
+    }
     return FullRun(out_t[:k], out_F[:k], out_loss[:k], out_gap[:k], _unpack(W, off), int(info[0]), int(info[2]), config)
 
 

@@ -495,7 +495,10 @@ def svs_layers(frames, values) -> list:
     ``frames[h]`` is the list Q_h1 = V_*, ..., Q_{h,L_h+1} = U_* of orthogonal matrices and
     ``values[h][l]`` the diagonal of Sigma_hl.
     """
-    return [[frames[h][l + 1] @ np.diag(values[h][l]) @ frames[h][l].T for l in range(len(values[h]))] for h in range(len(values))]
+    return [
+        [frames[h][l + 1] @ np.diag(values[h][l]) @ frames[h][l].T for l in range(len(values[h]))]
+        for h in range(len(values))
+    ]
 
 
 def _chain(layers, lo, hi, d):

@@ -120,10 +120,15 @@ def constants_table(lam_value="1/20", digits: int = 50) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m numerics.rare_gates.constants", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m numerics.rare_gates.constants", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--lam", default="1/20", help="weight decay in (0, 1/2), e.g. 0.05 or 1/20 (default 1/20)")
     parser.add_argument(
-        "--digits", type=int, default=50, help=f"significant digits, 1 to {MAX_DIGITS} (default 50): values rounded to nearest, enclosures outward"
+        "--digits",
+        type=int,
+        default=50,
+        help=f"significant digits, 1 to {MAX_DIGITS} (default 50): values rounded to nearest, enclosures outward",
     )
     parser.add_argument("--format", choices=("text", "json"), default="text")
     args = parser.parse_args(argv)

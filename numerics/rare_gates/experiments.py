@@ -104,15 +104,35 @@ PROFILES = {
     # check power 0.77 against its alternative, 72 give 0.84) and 320 streams per Corollary 5 arm
     # (the equal-N b comparison needs about 296); a few selected streams for the slow 80-bit
     # replay, and no joint (T, eta) sweep. Powers: verify/rare_gates/power.py and the report.
-    "quick": Sizes(table1_inits=72, halving_inits=8, fig3a_streams=64, table2_streams=128, floor_horizon=650.0,
-                   extended_per_setting=3, extended_horizon=200.0, appendix20_streams=128,
-                   appendix20_horizon=1000.0, joint_inits=0, cor5_streams=320),
+    "quick": Sizes(
+        table1_inits=72,
+        halving_inits=8,
+        fig3a_streams=64,
+        table2_streams=128,
+        floor_horizon=650.0,
+        extended_per_setting=3,
+        extended_horizon=200.0,
+        appendix20_streams=128,
+        appendix20_horizon=1000.0,
+        joint_inits=0,
+        cor5_streams=320,
+    ),
     # full: 8x the paper's inits for Table 1, 4x for the joint sweep, every 80-bit run through t = 1000,
     # and 6x the paper's streams per Figure 3(a) cell (the batch cells' comparison with the paper's 64
     # reaches power 0.8 against its alternative near 371 streams; 0.84 at 384).
-    "full": Sizes(table1_inits=512, halving_inits=8, fig3a_streams=384, table2_streams=128, floor_horizon=700.0,
-                  extended_per_setting=None, extended_horizon=1000.0, appendix20_streams=128,
-                  appendix20_horizon=1000.0, joint_inits=256, cor5_streams=512),
+    "full": Sizes(
+        table1_inits=512,
+        halving_inits=8,
+        fig3a_streams=384,
+        table2_streams=128,
+        floor_horizon=700.0,
+        extended_per_setting=None,
+        extended_horizon=1000.0,
+        appendix20_streams=128,
+        appendix20_horizon=1000.0,
+        joint_inits=256,
+        cor5_streams=512,
+    ),
 }
 
 
@@ -287,8 +307,9 @@ def _checkpoint_times(times) -> list[float]:
     return ts
 
 
-def sgd_source_chain(theta0: np.ndarray, times, *, b: int, eta: float, lam: float = LAM, seed: int,
-                     first_stream: int = 0) -> np.ndarray:
+def sgd_source_chain(
+    theta0: np.ndarray, times, *, b: int, eta: float, lam: float = LAM, seed: int, first_stream: int = 0
+) -> np.ndarray:
     """Source-SGD checkpoints at ``times`` (starting with 0) along one trajectory per row.
 
     Returns shape (len(times), n, 6). Segment k runs ``floor((T_k - T_{k-1})/eta)`` source
@@ -299,27 +320,54 @@ def sgd_source_chain(theta0: np.ndarray, times, *, b: int, eta: float, lam: floa
     th = np.ascontiguousarray(theta0, dtype=float)
     out = [th.copy()]
     for k in range(1, len(ts)):
-        res = simulate_sgd(th, b=b, eta=eta, horizon=eta, lam=lam, streams=th.shape[0],
-                           seed=derive_seed(seed, "source", k), source_time=ts[k] - ts[k - 1],
-                           first_stream=first_stream)
+        res = simulate_sgd(
+            th,
+            b=b,
+            eta=eta,
+            horizon=eta,
+            lam=lam,
+            streams=th.shape[0],
+            seed=derive_seed(seed, "source", k),
+            source_time=ts[k] - ts[k - 1],
+            first_stream=first_stream,
+        )
         th = res.checkpoint
         out.append(th.copy())
     return np.stack(out)
 
 
 def _target_sgd(ckpt, *, b, eta, horizon, lam, seed, check_every, first_stream=0):
-    res = simulate_sgd(ckpt, b=b, eta=eta, horizon=horizon, lam=lam, streams=ckpt.shape[0], seed=seed,
-                       check_every=check_every, first_stream=first_stream)
+    res = simulate_sgd(
+        ckpt,
+        b=b,
+        eta=eta,
+        horizon=horizon,
+        lam=lam,
+        streams=ckpt.shape[0],
+        seed=seed,
+        check_every=check_every,
+        first_stream=first_stream,
+    )
     return res.recovery_time, res.first_disagreement_time, res.disagreements
 
 
 # --- Table 1 and Figure 2 ---------------------------------------------------------------------------
 
 
-def identical_checkpoints(n_inits: int, times=(0, 100, 200, 300, 400), *, b: int = 16, eta: float = 1e-3,
-                          horizon: float = 200.0, lam: float = LAM, check_every: int = 10,
-                          seed: int = SEEDS["table1"], init_seed: int = SEEDS["d0"], first_init: int = 0,
-                          perturb: float = 0.0) -> dict:
+def identical_checkpoints(
+    n_inits: int,
+    times=(0, 100, 200, 300, 400),
+    *,
+    b: int = 16,
+    eta: float = 1e-3,
+    horizon: float = 200.0,
+    lam: float = LAM,
+    check_every: int = 10,
+    seed: int = SEEDS["table1"],
+    init_seed: int = SEEDS["d0"],
+    first_init: int = 0,
+    perturb: float = 0.0,
+) -> dict:
     """Table 1 / Figure 2: source SGD and source GD checkpoints, each passed to target SGD and GD.
 
     Returns ``init`` (n, 6), ``times``, and per source ``'sgd'``/``'gd'`` a dict with
@@ -346,21 +394,45 @@ def identical_checkpoints(n_inits: int, times=(0, 100, 200, 300, 400), *, b: int
         th = res.checkpoint if dt > 0 else th
         gd_ck[k] = th
         gd_rec_gdsrc[k] = res.recovery_time
-    out = {"init": init, "times": np.array(ts),
-           "config": dict(n_inits=n, b=b, eta=eta, horizon=horizon, lam=lam, check_every=check_every, seed=seed,
-                          init_seed=init_seed, first_init=first_init)}
+    out = {
+        "init": init,
+        "times": np.array(ts),
+        "config": dict(
+            n_inits=n,
+            b=b,
+            eta=eta,
+            horizon=horizon,
+            lam=lam,
+            check_every=check_every,
+            seed=seed,
+            init_seed=init_seed,
+            first_init=first_init,
+        ),
+    }
     for name, ck in (("sgd", sgd_ck), ("gd", gd_ck)):
         rec, first, dis = (np.empty((nT, n)), np.empty((nT, n)), np.empty((nT, n), dtype=np.int64))
         gd_rec = gd_rec_gdsrc if name == "gd" else np.empty((nT, n))
         for k, T in enumerate(ts):
-            rec[k], first[k], dis[k] = _target_sgd(ck[k], b=b, eta=eta, horizon=horizon, lam=lam,
-                                                   seed=derive_seed(seed, "target", int(round(T * 1000))),
-                                                   check_every=check_every, first_stream=first_init)
+            rec[k], first[k], dis[k] = _target_sgd(
+                ck[k],
+                b=b,
+                eta=eta,
+                horizon=horizon,
+                lam=lam,
+                seed=derive_seed(seed, "target", int(round(T * 1000))),
+                check_every=check_every,
+                first_stream=first_init,
+            )
             if name == "sgd":
-                gd_rec[k] = simulate_gd(ck[k], eta=eta, horizon=horizon, lam=lam,
-                                        check_every=check_every).recovery_time
-        out[name] = {"checkpoint": ck, "angle": np.stack([angles(c) for c in ck]), "sgd_recovery": rec,
-                     "sgd_first": first, "sgd_disagreements": dis, "gd_recovery": gd_rec}
+                gd_rec[k] = simulate_gd(ck[k], eta=eta, horizon=horizon, lam=lam, check_every=check_every).recovery_time
+        out[name] = {
+            "checkpoint": ck,
+            "angle": np.stack([angles(c) for c in ck]),
+            "sgd_recovery": rec,
+            "sgd_first": first,
+            "sgd_disagreements": dis,
+            "gd_recovery": gd_rec,
+        }
     return out
 
 
@@ -375,15 +447,23 @@ def gamma_of(angle, b: int, eta: float):
 
 def gd_offsets(table1: dict) -> np.ndarray:
     """Offsets ``tau_GD - A^{-1} log(1/delta_T)`` of target GD, shape (2 sources, nT - 1, n), T > 0."""
-    return np.stack([table1[s]["gd_recovery"][1:] - np.log(1.0 / table1[s]["angle"][1:]) / A_RATE
-                     for s in ("sgd", "gd")])
+    return np.stack(
+        [table1[s]["gd_recovery"][1:] - np.log(1.0 / table1[s]["angle"][1:]) / A_RATE for s in ("sgd", "gd")]
+    )
 
 
 # --- GD from constructed checkpoints; step halving ----------------------------------------------------
 
 
-def gd_constructed(delta0s=(1e-5, 1e-4, 1e-3), *, eta: float = 0.01, lam: float = LAM, horizon: float = 60.0,
-                   check_every=(1, 10), perturb: float = 0.0) -> dict:
+def gd_constructed(
+    delta0s=(1e-5, 1e-4, 1e-3),
+    *,
+    eta: float = 0.01,
+    lam: float = LAM,
+    horizon: float = 60.0,
+    check_every=(1, 10),
+    perturb: float = 0.0,
+) -> dict:
     """Target GD hitting times from the constructed checkpoints, for each risk-check spacing.
 
     Returns ``{'delta0': [...], 'hit': {k: [times]}}`` (deterministic).
@@ -393,15 +473,29 @@ def gd_constructed(delta0s=(1e-5, 1e-4, 1e-3), *, eta: float = 0.01, lam: float 
     """
     hit = {}
     for k in check_every:
-        hit[k] = [float(simulate_gd(**start(d, perturb, 0, j, 1), eta=eta, horizon=horizon, lam=lam,
-                                    check_every=k).recovery_time[0])
-                  for j, d in enumerate(delta0s)]
+        hit[k] = [
+            float(
+                simulate_gd(
+                    **start(d, perturb, 0, j, 1), eta=eta, horizon=horizon, lam=lam, check_every=k
+                ).recovery_time[0]
+            )
+            for j, d in enumerate(delta0s)
+        ]
     return {"delta0": list(delta0s), "eta": eta, "hit": hit}
 
 
-def gd_step_halving(n_inits: int, *, T: float = 400.0, etas=(1e-3, 5e-4, 2.5e-4), horizon: float = 200.0,
-                    lam: float = LAM, check_every: int = 1, init_seed: int = SEEDS["d0"], first_init: int = 0,
-                    perturb: float = 0.0) -> dict:
+def gd_step_halving(
+    n_inits: int,
+    *,
+    T: float = 400.0,
+    etas=(1e-3, 5e-4, 2.5e-4),
+    horizon: float = 200.0,
+    lam: float = LAM,
+    check_every: int = 1,
+    init_seed: int = SEEDS["d0"],
+    first_init: int = 0,
+    perturb: float = 0.0,
+) -> dict:
     """GD in both phases from ``n_inits`` D0 draws (from ``first_init``) at each step; target hitting times.
 
     Returns ``hit`` with shape (len(etas), n) (risk checked every ``check_every`` updates,
@@ -426,9 +520,18 @@ def table2_seed(b: int, delta0: float, seed: int = SEEDS["table2"]) -> int:
     return derive_seed(seed, "setting", b, int(round(-math.log10(delta0))))
 
 
-def long_horizons(streams: int, settings=TABLE2_SETTINGS, *, eta: float = 0.01, horizon: float = 450.0,
-                  lam: float = LAM, check_every: int = 10, seed: int = SEEDS["table2"],
-                  first_stream: int = 0, perturb: float = 0.0) -> list[dict]:
+def long_horizons(
+    streams: int,
+    settings=TABLE2_SETTINGS,
+    *,
+    eta: float = 0.01,
+    horizon: float = 450.0,
+    lam: float = LAM,
+    check_every: int = 10,
+    seed: int = SEEDS["table2"],
+    first_stream: int = 0,
+    perturb: float = 0.0,
+) -> list[dict]:
     """Table 2: one dict per setting with ``b, delta0, gamma``, recovery / first-disagreement times.
 
     Streams ``first_stream ... first_stream + streams - 1`` of each setting; streams stop at
@@ -437,17 +540,45 @@ def long_horizons(streams: int, settings=TABLE2_SETTINGS, *, eta: float = 0.01, 
     out = []
     for b, d in settings:
         s = table2_seed(b, d, seed)
-        res = simulate_sgd(**start(d, perturb, s, first_stream, streams), b=b, eta=eta, horizon=horizon, lam=lam,
-                           streams=streams, seed=s, check_every=check_every, first_stream=first_stream)
-        out.append({"b": b, "delta0": d, "gamma": gamma_of(d, b, eta), "eta": eta, "horizon": horizon,
-                    "recovery": res.recovery_time, "first": res.first_disagreement_time,
-                    "disagreements": res.disagreements, "final_angle": res.final_angle})
+        res = simulate_sgd(
+            **start(d, perturb, s, first_stream, streams),
+            b=b,
+            eta=eta,
+            horizon=horizon,
+            lam=lam,
+            streams=streams,
+            seed=s,
+            check_every=check_every,
+            first_stream=first_stream,
+        )
+        out.append(
+            {
+                "b": b,
+                "delta0": d,
+                "gamma": gamma_of(d, b, eta),
+                "eta": eta,
+                "horizon": horizon,
+                "recovery": res.recovery_time,
+                "first": res.first_disagreement_time,
+                "disagreements": res.disagreements,
+                "final_angle": res.final_angle,
+            }
+        )
     return out
 
 
-def angle_paths(streams: int, settings=((16, 1e-5), (16, 1e-4), (1, 1e-3)), *, eta: float = 0.01,
-                horizon: float = 700.0, lam: float = LAM, check_every: int = 10,
-                seed: int = SEEDS["table2"], first_stream: int = 0, perturb: float = 0.0) -> list[dict]:
+def angle_paths(
+    streams: int,
+    settings=((16, 1e-5), (16, 1e-4), (1, 1e-3)),
+    *,
+    eta: float = 0.01,
+    horizon: float = 700.0,
+    lam: float = LAM,
+    check_every: int = 10,
+    seed: int = SEEDS["table2"],
+    first_stream: int = 0,
+    perturb: float = 0.0,
+) -> list[dict]:
     """Angle traces of the Table 2 streams (same seeds, from ``first_stream``), one dict per setting.
 
     ``trace_angle`` (streams, checks) with check m at time ``m check_every eta`` (NaN after
@@ -456,11 +587,28 @@ def angle_paths(streams: int, settings=((16, 1e-5), (16, 1e-4), (1, 1e-3)), *, e
     out = []
     for b, d in settings:
         s = table2_seed(b, d, seed)
-        res = simulate_sgd(**start(d, perturb, s, first_stream, streams), b=b, eta=eta, horizon=horizon, lam=lam,
-                           streams=streams, seed=s, check_every=check_every, trace=True, first_stream=first_stream)
-        out.append({"b": b, "delta0": d, "t": np.arange(res.trace.shape[1]) * check_every * eta,
-                    "trace_angle": res.trace[:, :, 1], "recovery": res.recovery_time,
-                    "first": res.first_disagreement_time})
+        res = simulate_sgd(
+            **start(d, perturb, s, first_stream, streams),
+            b=b,
+            eta=eta,
+            horizon=horizon,
+            lam=lam,
+            streams=streams,
+            seed=s,
+            check_every=check_every,
+            trace=True,
+            first_stream=first_stream,
+        )
+        out.append(
+            {
+                "b": b,
+                "delta0": d,
+                "t": np.arange(res.trace.shape[1]) * check_every * eta,
+                "trace_angle": res.trace[:, :, 1],
+                "recovery": res.recovery_time,
+                "first": res.first_disagreement_time,
+            }
+        )
     return out
 
 
@@ -474,9 +622,19 @@ def floor_time(t: np.ndarray, angle: np.ndarray, level: float = 1e-15) -> float:
     return float(t[hit[0]]) if hit.size else math.nan
 
 
-def extended_rerun(per_setting: int | None, *, horizon: float, settings=TABLE2_SETTINGS, streams: int = 128,
-                   eta: float = 0.01, lam: float = LAM, check_every: int = 10,
-                   seed: int = SEEDS["table2"], first_stream: int = 0, perturb: float = 0.0) -> list[dict]:
+def extended_rerun(
+    per_setting: int | None,
+    *,
+    horizon: float,
+    settings=TABLE2_SETTINGS,
+    streams: int = 128,
+    eta: float = 0.01,
+    lam: float = LAM,
+    check_every: int = 10,
+    seed: int = SEEDS["table2"],
+    first_stream: int = 0,
+    perturb: float = 0.0,
+) -> list[dict]:
     """The 80-bit replay of Table 2 streams and the float64 run of the same streams, same horizon.
 
     ``per_setting=None`` replays all ``streams`` (ids from ``first_stream``); otherwise, in
@@ -486,13 +644,24 @@ def extended_rerun(per_setting: int | None, *, horizon: float, settings=TABLE2_S
     """
     first_stream = _first(first_stream, "first_stream")
     if per_setting is not None and first_stream:
-        raise ValueError("first_stream: a selection of streams (per_setting) is made over streams 0 ... streams - 1; "
-                         "give first_stream = 0 or per_setting = None")
+        raise ValueError(
+            "first_stream: a selection of streams (per_setting) is made over streams 0 ... streams - 1; "
+            "give first_stream = 0 or per_setting = None"
+        )
     out = []
     for b, d in settings:
         s = table2_seed(b, d, seed)
-        f64 = simulate_sgd(**start(d, perturb, s, first_stream, streams), b=b, eta=eta, horizon=horizon, lam=lam, streams=streams, seed=s,
-                           check_every=check_every, first_stream=first_stream)
+        f64 = simulate_sgd(
+            **start(d, perturb, s, first_stream, streams),
+            b=b,
+            eta=eta,
+            horizon=horizon,
+            lam=lam,
+            streams=streams,
+            seed=s,
+            check_every=check_every,
+            first_stream=first_stream,
+        )
         if per_setting is None:
             ids = np.arange(streams)
         else:
@@ -500,49 +669,101 @@ def extended_rerun(per_setting: int | None, *, horizon: float, settings=TABLE2_S
             without = np.flatnonzero(f64.disagreements == 0)[:1]
             ids = np.sort(np.concatenate([with_dis, without]))
         if per_setting is None:  # one vectorised replay of every stream
-            ext = simulate_extended(**start(d, perturb, s, first_stream, streams), b=b, eta=eta, horizon=horizon,
-                                    lam=lam, streams=streams, seed=s,
-                                    check_every=check_every, first_stream=first_stream)
+            ext = simulate_extended(
+                **start(d, perturb, s, first_stream, streams),
+                b=b,
+                eta=eta,
+                horizon=horizon,
+                lam=lam,
+                streams=streams,
+                seed=s,
+                check_every=check_every,
+                first_stream=first_stream,
+            )
             rec, first = ext.recovery_time, ext.first_disagreement_time
         else:  # a few streams, each replayed alone (stream ids are not contiguous)
             rec = np.full(ids.size, np.nan)
             first = np.full(ids.size, np.nan)
             for j, i in enumerate(ids):
-                ext = simulate_extended(**start(d, perturb, s, int(i), 1), b=b, eta=eta, horizon=horizon, lam=lam,
-                                        streams=1,
-                                        first_stream=int(i), seed=s, check_every=check_every)
+                ext = simulate_extended(
+                    **start(d, perturb, s, int(i), 1),
+                    b=b,
+                    eta=eta,
+                    horizon=horizon,
+                    lam=lam,
+                    streams=1,
+                    first_stream=int(i),
+                    seed=s,
+                    check_every=check_every,
+                )
                 rec[j], first[j] = ext.recovery_time[0], ext.first_disagreement_time[0]
-        out.append({"b": b, "delta0": d, "ids": ids + first_stream, "horizon": horizon,
-                    "f64_recovery": f64.recovery_time[ids], "f64_first": f64.first_disagreement_time[ids],
-                    "ext_recovery": rec, "ext_first": first})
+        out.append(
+            {
+                "b": b,
+                "delta0": d,
+                "ids": ids + first_stream,
+                "horizon": horizon,
+                "f64_recovery": f64.recovery_time[ids],
+                "f64_first": f64.first_disagreement_time[ids],
+                "ext_recovery": rec,
+                "ext_first": first,
+            }
+        )
     return out
 
 
 # --- Figure 3(a) -------------------------------------------------------------------------------------
 
 
-def gamma_grid(streams: int, *, delta0s=FIG3A_DELTA0, bs=FIG3A_B, etas=FIG3A_ETA, horizon: float = 200.0,
-               lam: float = LAM, check_every: int = 1, seed: int = SEEDS["fig3a"],
-               first_stream: int = 0, perturb: float = 0.0) -> list[dict]:
+def gamma_grid(
+    streams: int,
+    *,
+    delta0s=FIG3A_DELTA0,
+    bs=FIG3A_B,
+    etas=FIG3A_ETA,
+    horizon: float = 200.0,
+    lam: float = LAM,
+    check_every: int = 1,
+    seed: int = SEEDS["fig3a"],
+    first_stream: int = 0,
+    perturb: float = 0.0,
+) -> list[dict]:
     """Figure 3(a): one dict per (delta0, b, eta) cell, the same streams (one seed, ids from ``first_stream``)."""
     out = []
     for d in delta0s:
         for b in bs:
             for eta in etas:
-                res = simulate_sgd(**start(d, perturb, seed, first_stream, streams), b=b, eta=eta, horizon=horizon,
-                                   lam=lam, streams=streams, seed=seed, check_every=check_every,
-                                   first_stream=first_stream)
-                out.append({"delta0": d, "b": b, "eta": eta, "gamma": gamma_of(d, b, eta),
-                            "recovery": res.recovery_time, "first": res.first_disagreement_time,
-                            "disagreements": res.disagreements})
+                res = simulate_sgd(
+                    **start(d, perturb, seed, first_stream, streams),
+                    b=b,
+                    eta=eta,
+                    horizon=horizon,
+                    lam=lam,
+                    streams=streams,
+                    seed=seed,
+                    check_every=check_every,
+                    first_stream=first_stream,
+                )
+                out.append(
+                    {
+                        "delta0": d,
+                        "b": b,
+                        "eta": eta,
+                        "gamma": gamma_of(d, b, eta),
+                        "recovery": res.recovery_time,
+                        "first": res.first_disagreement_time,
+                        "disagreements": res.disagreements,
+                    }
+                )
     return out
 
 
 # --- Figure 1 ---------------------------------------------------------------------------------------
 
 
-def trajectory(table1: dict, *, index: int = 0, sgd_streams: int = 4, horizon: float = 200.0,
-               seed: int = SEEDS["trajectory"]) -> dict:
+def trajectory(
+    table1: dict, *, index: int = 0, sgd_streams: int = 4, horizon: float = 200.0, seed: int = SEEDS["trajectory"]
+) -> dict:
     """Figure 1(b-d) from init ``index`` of :func:`identical_checkpoints`: angles along the phases.
 
     Source: checkpoint angles of that init's source-SGD trajectory at the Table 1 times;
@@ -553,13 +774,31 @@ def trajectory(table1: dict, *, index: int = 0, sgd_streams: int = 4, horizon: f
     eta, b, lam, k = cfg["eta"], cfg["b"], cfg["lam"], cfg["check_every"]
     ck = table1["sgd"]["checkpoint"][-1, index]
     gd = simulate_gd(ck, eta=eta, horizon=horizon, lam=lam, check_every=k, trace=True)
-    sgd = simulate_sgd(np.tile(ck, (sgd_streams, 1)), b=b, eta=eta, horizon=horizon, lam=lam, streams=sgd_streams,
-                       seed=seed, check_every=k, trace=True)
+    sgd = simulate_sgd(
+        np.tile(ck, (sgd_streams, 1)),
+        b=b,
+        eta=eta,
+        horizon=horizon,
+        lam=lam,
+        streams=sgd_streams,
+        seed=seed,
+        check_every=k,
+        trace=True,
+    )
     t = np.arange(gd.trace.shape[1]) * k * eta
-    return {"index": index, "source_t": table1["times"], "source_angle": table1["sgd"]["angle"][:, index],
-            "checkpoint_angle": float(angles(ck)[0]), "t": t, "gd_risk": gd.trace[0, :, 0],
-            "gd_angle": gd.trace[0, :, 1], "gd_hit": float(gd.recovery_time[0]), "sgd_risk": sgd.trace[:, :, 0],
-            "sgd_angle": sgd.trace[:, :, 1], "sgd_recovery": sgd.recovery_time}
+    return {
+        "index": index,
+        "source_t": table1["times"],
+        "source_angle": table1["sgd"]["angle"][:, index],
+        "checkpoint_angle": float(angles(ck)[0]),
+        "t": t,
+        "gd_risk": gd.trace[0, :, 0],
+        "gd_angle": gd.trace[0, :, 1],
+        "gd_hit": float(gd.recovery_time[0]),
+        "sgd_risk": sgd.trace[:, :, 0],
+        "sgd_angle": sgd.trace[:, :, 1],
+        "sgd_recovery": sgd.recovery_time,
+    }
 
 
 def log_slope(t, angle, mask=None) -> float:
@@ -581,24 +820,63 @@ def log_slope(t, angle, mask=None) -> float:
 # --- Appendix 20 -------------------------------------------------------------------------------------
 
 
-def weight_decay_controls(streams: int, *, lams=(0.0, 0.01, 0.05), delta0: float = 1e-5, b: int = 16,
-                          eta: float = 0.01, horizon: float = 1000.0, check_every: int = 10,
-                          seed: int = SEEDS["appendix20"], first_stream: int = 0,
-                          perturb: float = 0.0) -> list[dict]:
+def weight_decay_controls(
+    streams: int,
+    *,
+    lams=(0.0, 0.01, 0.05),
+    delta0: float = 1e-5,
+    b: int = 16,
+    eta: float = 0.01,
+    horizon: float = 1000.0,
+    check_every: int = 10,
+    seed: int = SEEDS["appendix20"],
+    first_stream: int = 0,
+    perturb: float = 0.0,
+) -> list[dict]:
     """Appendix 20 weight-decay controls: target lambda varies, same checkpoint and streams; stop at recovery."""
     out = []
     for lam in lams:
-        res = simulate_sgd(**start(delta0, perturb, seed, first_stream, streams), b=b, eta=eta, horizon=horizon,
-                           lam=lam, streams=streams, seed=seed, check_every=check_every, first_stream=first_stream)
-        out.append({"lam": lam, "delta0": delta0, "b": b, "eta": eta, "gamma": gamma_of(delta0, b, eta),
-                    "horizon": horizon, "recovery": res.recovery_time, "first": res.first_disagreement_time})
+        res = simulate_sgd(
+            **start(delta0, perturb, seed, first_stream, streams),
+            b=b,
+            eta=eta,
+            horizon=horizon,
+            lam=lam,
+            streams=streams,
+            seed=seed,
+            check_every=check_every,
+            first_stream=first_stream,
+        )
+        out.append(
+            {
+                "lam": lam,
+                "delta0": delta0,
+                "b": b,
+                "eta": eta,
+                "gamma": gamma_of(delta0, b, eta),
+                "horizon": horizon,
+                "recovery": res.recovery_time,
+                "first": res.first_disagreement_time,
+            }
+        )
     return out
 
 
-def parameter_noise(streams: int, *, scales=(0.0, 1e-7, 1e-6, 1e-5), modes=("independent", "shared"),
-                    delta0: float = 1e-5, b: int = 16, eta: float = 0.01, lam: float = LAM,
-                    horizon: float = 1000.0, check_every: int = 10, seed: int = SEEDS["appendix20"],
-                    first_stream: int = 0, perturb: float = 0.0) -> list[dict]:
+def parameter_noise(
+    streams: int,
+    *,
+    scales=(0.0, 1e-7, 1e-6, 1e-5),
+    modes=("independent", "shared"),
+    delta0: float = 1e-5,
+    b: int = 16,
+    eta: float = 0.01,
+    lam: float = LAM,
+    horizon: float = 1000.0,
+    check_every: int = 10,
+    seed: int = SEEDS["appendix20"],
+    first_stream: int = 0,
+    perturb: float = 0.0,
+) -> list[dict]:
     """Appendix 20 noise controls: ``s sqrt(eta) xi_i`` after every step, runs continue to ``horizon``.
 
     ``s = 0`` is run once (mode 'none'). ``final_angle`` is the angle at the horizon.
@@ -608,20 +886,49 @@ def parameter_noise(streams: int, *, scales=(0.0, 1e-7, 1e-6, 1e-5), modes=("ind
         for s in scales:
             if s == 0.0 and mode != modes[0]:
                 continue
-            res = simulate_sgd(**start(delta0, perturb, seed, first_stream, streams), b=b, eta=eta,
-                               horizon=horizon, lam=lam, streams=streams, seed=seed, check_every=check_every, noise_s=s, noise=mode, stop_at_recovery=False,
-                               first_stream=first_stream)
-            out.append({"mode": mode if s > 0 else "none", "s": s, "horizon": horizon,
-                        "recovery": res.recovery_time, "final_angle": res.final_angle})
+            res = simulate_sgd(
+                **start(delta0, perturb, seed, first_stream, streams),
+                b=b,
+                eta=eta,
+                horizon=horizon,
+                lam=lam,
+                streams=streams,
+                seed=seed,
+                check_every=check_every,
+                noise_s=s,
+                noise=mode,
+                stop_at_recovery=False,
+                first_stream=first_stream,
+            )
+            out.append(
+                {
+                    "mode": mode if s > 0 else "none",
+                    "s": s,
+                    "horizon": horizon,
+                    "recovery": res.recovery_time,
+                    "final_angle": res.final_angle,
+                }
+            )
     return out
 
 
 # --- joint sweep (Figure 4) ---------------------------------------------------------------------------
 
 
-def joint_sweep(n_inits: int, *, etas=JOINT_ETAS, times=tuple(range(0, 401, 25)), b: int = 16,
-                horizon: float = 200.0, lam: float = LAM, check_every: int = 10, seed: int = SEEDS["joint"],
-                init_seed: int = SEEDS["d0"], first_init: int = 0, perturb: float = 0.0) -> dict:
+def joint_sweep(
+    n_inits: int,
+    *,
+    etas=JOINT_ETAS,
+    times=tuple(range(0, 401, 25)),
+    b: int = 16,
+    horizon: float = 200.0,
+    lam: float = LAM,
+    check_every: int = 10,
+    seed: int = SEEDS["joint"],
+    init_seed: int = SEEDS["d0"],
+    first_init: int = 0,
+    perturb: float = 0.0,
+) -> dict:
     """Figure 4: SGD in both phases for each eta, checkpoints along one source trajectory per init.
 
     Returns ``recovered`` (n_eta, nT, n) booleans and checkpoint ``angle`` (n_eta, nT, n).
@@ -635,14 +942,31 @@ def joint_sweep(n_inits: int, *, etas=JOINT_ETAS, times=tuple(range(0, 401, 25))
     for eta in etas:
         s = derive_seed(seed, "eta", int(round(eta * 1e6)))
         ck = sgd_source_chain(init, ts, b=b, eta=eta, lam=lam, seed=s, first_stream=first_init)
-        r = [np.isfinite(_target_sgd(ck[k], b=b, eta=eta, horizon=horizon, lam=lam,
-                                     seed=derive_seed(s, "target", int(round(T * 1000))),
-                                     check_every=check_every, first_stream=first_init)[0])
-             for k, T in enumerate(ts)]
+        r = [
+            np.isfinite(
+                _target_sgd(
+                    ck[k],
+                    b=b,
+                    eta=eta,
+                    horizon=horizon,
+                    lam=lam,
+                    seed=derive_seed(s, "target", int(round(T * 1000))),
+                    check_every=check_every,
+                    first_stream=first_init,
+                )[0]
+            )
+            for k, T in enumerate(ts)
+        ]
         rec.append(np.array(r))
         ang.append(np.stack([angles(c) for c in ck]))
-    return {"etas": list(etas), "times": np.array(ts), "b": b, "init": init, "recovered": np.array(rec),
-            "angle": np.array(ang)}
+    return {
+        "etas": list(etas),
+        "times": np.array(ts),
+        "b": b,
+        "init": init,
+        "recovered": np.array(rec),
+        "angle": np.array(ang),
+    }
 
 
 def half_time(times, fractions, level: float = 0.5) -> float:
@@ -676,8 +1000,16 @@ COR5_ARMS = (  # (group, b, eta, horizon, seed tags); 'samples' arms stop after 
 )
 
 
-def sample_size_design(streams: int, *, delta0: float = 1e-4, lam: float = LAM, seed: int = SEEDS["cor5"],
-                       arms=None, first_stream: int = 0, perturb: float = 0.0) -> dict:
+def sample_size_design(
+    streams: int,
+    *,
+    delta0: float = 1e-4,
+    lam: float = LAM,
+    seed: int = SEEDS["cor5"],
+    arms=None,
+    first_stream: int = 0,
+    perturb: float = 0.0,
+) -> dict:
     """Our experiment for Corollary 5 (constructed checkpoint at ``delta0``, independent seeds per arm).
 
     * ``budget``: equal Gamma = 0.16 through (b, eta) = (4, 0.0025), (16, 0.01), (32, 0.02), H = 200;
@@ -695,13 +1027,27 @@ def sample_size_design(streams: int, *, delta0: float = 1e-4, lam: float = LAM, 
     for i in idx:
         group, b, eta, horizon, tags = COR5_ARMS[i]
         s = derive_seed(seed, *tags)
-        res = simulate_sgd(**start(delta0, perturb, s, first_stream, streams), b=b, eta=eta, horizon=horizon,
-                           lam=lam, streams=streams, seed=s, check_every=10, first_stream=first_stream)
+        res = simulate_sgd(
+            **start(delta0, perturb, s, first_stream, streams),
+            b=b,
+            eta=eta,
+            horizon=horizon,
+            lam=lam,
+            streams=streams,
+            seed=s,
+            check_every=10,
+            first_stream=first_stream,
+        )
         if group == "samples":
             arm = {"b": b, "N": int(round(horizon / eta)), "eta": eta, "first": res.first_disagreement_time}
         else:
-            arm = {"b": b, "eta": eta, "gamma": gamma_of(delta0, b, eta), "recovery": res.recovery_time,
-                   "first": res.first_disagreement_time}
+            arm = {
+                "b": b,
+                "eta": eta,
+                "gamma": gamma_of(delta0, b, eta),
+                "recovery": res.recovery_time,
+                "first": res.first_disagreement_time,
+            }
         if group in ("budget", "samples"):
             out.setdefault(group, []).append(arm)
         else:
@@ -808,12 +1154,19 @@ def monotone_in_gamma_test(gamma, k, n, *, reps: int = 2000, seed: int = SEEDS["
     rng = np.random.Generator(np.random.Philox(key=np.array([seed, 0], dtype=np.uint64)))
     sims = rng.binomial(nn.astype(np.int64), fit, size=(reps, nn.size))
     boot = np.array([binomial_deviance(s, nn, isotonic_increasing(s, nn)) for s in sims])
-    return {"deviance": dev, "p_value": float((1 + np.sum(boot >= dev)) / (reps + 1)), "fit": fit,
-            "gamma": np.exp(ug), "k": kk, "n": nn}
+    return {
+        "deviance": dev,
+        "p_value": float((1 + np.sum(boot >= dev)) / (reps + 1)),
+        "fit": fit,
+        "gamma": np.exp(ug),
+        "k": kk,
+        "n": nn,
+    }
 
 
-def cluster_bootstrap(values: np.ndarray, statistic, *, reps: int = 2000, seed: int = SEEDS["bootstrap"],
-                      level: float = 0.95) -> tuple[float, float]:
+def cluster_bootstrap(
+    values: np.ndarray, statistic, *, reps: int = 2000, seed: int = SEEDS["bootstrap"], level: float = 0.95
+) -> tuple[float, float]:
     """Percentile interval of ``statistic(values[idx])`` with rows (independent clusters) resampled.
 
     >>> lo, hi = cluster_bootstrap(np.arange(100.0)[:, None], lambda v: float(np.median(v)), reps=400)

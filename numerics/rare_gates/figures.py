@@ -57,14 +57,18 @@ def figure2(table1: dict, offset: float, paper_offset: float = 3.9) -> plt.Figur
         x = np.log(1.0 / table1[src]["angle"][1:]) / E.A_RATE
         y = table1[src]["gd_recovery"][1:]
         for k, T in enumerate(table1["times"][1:]):
-            ax.scatter(x[k], y[k], s=10, marker=mk, color=f"C{k}", alpha=0.6,
-                       label=f"T = {T:g}" if src == "sgd" else None)
+            ax.scatter(
+                x[k], y[k], s=10, marker=mk, color=f"C{k}", alpha=0.6, label=f"T = {T:g}" if src == "sgd" else None
+            )
         xs.append(x)
     grid = np.linspace(0.0, np.nanmax(np.concatenate([v.ravel() for v in xs])), 50)
     ax.plot(grid, grid + offset, "k--", lw=1, label=f"A^-1 log(1/delta_T) + {offset:.2f} (our median)")
     ax.plot(grid, grid + paper_offset, ":", color=PAPER, lw=1, label=f"paper: c = {paper_offset}")
-    ax.set(xlabel="A^-1 log(1/delta_T)", ylabel="target GD hitting time",
-           title="Figure 2: GD hitting times (circles: source SGD, squares: source GD)")
+    ax.set(
+        xlabel="A^-1 log(1/delta_T)",
+        ylabel="target GD hitting time",
+        title="Figure 2: GD hitting times (circles: source SGD, squares: source GD)",
+    )
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
@@ -84,8 +88,16 @@ def figure3a(cells: list[dict], table1: dict | None = None, paper_points=()) -> 
         n = c["recovery"].size
         k = int(np.isfinite(c["recovery"]).sum())
         lo, hi = E.wilson(k, n)
-        ax.errorbar(c["gamma"], k / n, yerr=[[k / n - lo], [hi - k / n]], fmt=marks[c["eta"]], ms=4,
-                    color=colors[c["b"]], capsize=2, lw=0.8)
+        ax.errorbar(
+            c["gamma"],
+            k / n,
+            yerr=[[k / n - lo], [hi - k / n]],
+            fmt=marks[c["eta"]],
+            ms=4,
+            color=colors[c["b"]],
+            capsize=2,
+            lw=0.8,
+        )
     g = np.logspace(-3.5, 3, 200)
     ax.plot(g, E.poisson_reference(g), "k-", lw=1, label="1 - exp(-Gamma/(pi lambda))")
     if table1 is not None:
@@ -107,15 +119,25 @@ def figure3a(cells: list[dict], table1: dict | None = None, paper_points=()) -> 
         ax.plot([], [], "s", color=col, label=f"b = {b}")
     for eta, m in marks.items():
         ax.plot([], [], m, color="grey", label=f"eta = {eta}")
-    ax.set(xscale="log", xlabel="Gamma = b delta0 / eta", ylabel="recovered by H = 200", ylim=(-0.03, 1.03),
-           title="Figure 3(a): recovery against the disagreement budget")
+    ax.set(
+        xscale="log",
+        xlabel="Gamma = b delta0 / eta",
+        ylabel="recovered by H = 200",
+        ylim=(-0.03, 1.03),
+        title="Figure 3(a): recovery against the disagreement budget",
+    )
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     return fig
 
 
-def recovery_curve_figure(settings: list[dict], *, horizon: float, paper: dict | None = None,
-                          title: str = "Figure 3(b): recovery over long horizons") -> plt.Figure:
+def recovery_curve_figure(
+    settings: list[dict],
+    *,
+    horizon: float,
+    paper: dict | None = None,
+    title: str = "Figure 3(b): recovery over long horizons",
+) -> plt.Figure:
     """Figure 3(b): recovered fraction against t with the Poisson and frozen-angle references.
 
     ``paper`` maps ``(b, delta0)`` to the quoted fractions at t = 60, 200, 450.
@@ -183,19 +205,25 @@ def figure5(weight_decay: list[dict], noise: list[dict], *, paper_noise: dict | 
     ax[0].axvline(240.0, color=PAPER, lw=0.5)
     ax[0].plot([], [], "k:", lw=0.8, label="first disagreement sampled")
     ax[0].plot([], [], "k--", lw=0.8, label="Poisson reference")
-    ax[0].set(xlabel="target time t", ylabel="fraction of runs", ylim=(0, 1.02),
-              title="weight decay (line: paper's t ~ 240)")
+    ax[0].set(
+        xlabel="target time t", ylabel="fraction of runs", ylim=(0, 1.02), title="weight decay (line: paper's t ~ 240)"
+    )
     ax[0].legend(fontsize=7)
     styles = {"none": "-", "independent": "-", "shared": "--"}
     for z in noise:
         t = np.linspace(0.0, z["horizon"], 1001)
         col = "grey" if z["mode"] == "none" else f"C{int(round(-math.log10(z['s']))) - 4}"
-        ax[1].plot(t, _cumulative(z["recovery"], t), color=col, ls=styles[z["mode"]],
-                   label=f"{z['mode']}, s = {z['s']:g}")
+        ax[1].plot(
+            t, _cumulative(z["recovery"], t), color=col, ls=styles[z["mode"]], label=f"{z['mode']}, s = {z['s']:g}"
+        )
         if paper_noise and (z["mode"], z["s"]) in paper_noise:
             ax[1].plot(z["horizon"], paper_noise[(z["mode"], z["s"])], "x", color=PAPER, ms=7)
-    ax[1].set(xlabel="target time t", ylabel="recovered fraction", ylim=(0, 1.02),
-              title="parameter noise (x: paper at H = 1000)")
+    ax[1].set(
+        xlabel="target time t",
+        ylabel="recovered fraction",
+        ylim=(0, 1.02),
+        title="parameter noise (x: paper at H = 1000)",
+    )
     ax[1].legend(fontsize=7)
     fig.tight_layout()
     return fig

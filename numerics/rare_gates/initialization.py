@@ -501,7 +501,9 @@ def constants(dps: int = 50, m: Number = DEFAULT_M_INNER, M: Number = DEFAULT_M_
     scaled = p_k99_lower_enclosure(m, M, dps)
     with mpmath.workdps(g):
         rows.append(("0.99 (P(D0) - bound)", mpmath.mpf(99) / 100 * p_k_lower(m, M, g), scaled))
-    rows.append(("initial-risk infimum 1 + 9/128 - 3/(2 pi)", initial_risk_infimum(g), initial_risk_infimum_enclosure(dps)))
+    rows.append(
+        ("initial-risk infimum 1 + 9/128 - 3/(2 pi)", initial_risk_infimum(g), initial_risk_infimum_enclosure(dps))
+    )
     out = []
     for name, value, enc in rows:
         lo, hi = format_enclosure_pair(*endpoints(enc), dps) if enc is not None else ("", "")
@@ -553,7 +555,15 @@ def main(argv: list[str] | None = None) -> int:
     if grid is not None:
         table = [{**r, "bound": mpmath.nstr(r["bound"], 6)} for r in grid]
         print()
-        print(_render([{"name": f"m={r['m']} M={r['M']}", "value": r["bound"], "below": r["below"], "tight": r["tight"]} for r in table], args.format))
+        print(
+            _render(
+                [
+                    {"name": f"m={r['m']} M={r['M']}", "value": r["bound"], "below": r["below"], "tight": r["tight"]}
+                    for r in table
+                ],
+                args.format,
+            )
+        )
     return 0
 
 

@@ -36,9 +36,22 @@ import time
 from numerics.rare_gates.simulate import recovery_summary, simulate_sgd
 
 
-_FLAGS = {name: "--" + name.replace("_", "-") for name in
-          ("b", "delta0", "eta", "streams", "horizon", "seed", "lam", "check_every", "threshold", "noise_s",
-           "threads")}
+_FLAGS = {
+    name: "--" + name.replace("_", "-")
+    for name in (
+        "b",
+        "delta0",
+        "eta",
+        "streams",
+        "horizon",
+        "seed",
+        "lam",
+        "check_every",
+        "threshold",
+        "noise_s",
+        "threads",
+    )
+}
 
 
 class _UsageError(Exception):
@@ -51,8 +64,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m numerics.rare_gates.recovery", description=__doc__,
-                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = _Parser(
+        prog="python -m numerics.rare_gates.recovery",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--b", type=int, required=True, help="batch size (integer >= 1)")
     p.add_argument("--delta0", type=float, required=True, help="checkpoint angle in (0, pi)")
     p.add_argument("--eta", type=float, required=True, help="step size > 0")
@@ -63,8 +79,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--check-every", type=int, default=10, help="updates between risk checks (default 10)")
     p.add_argument("--threshold", type=float, default=0.4, help="recovery risk level (default 0.4)")
     p.add_argument("--noise-s", type=float, default=0.0, help="parameter-noise scale s >= 0 (default 0)")
-    p.add_argument("--noise", choices=("independent", "shared"), default="independent",
-                   help="noise vectors of the two units (default independent)")
+    p.add_argument(
+        "--noise",
+        choices=("independent", "shared"),
+        default="independent",
+        help="noise vectors of the two units (default independent)",
+    )
     p.add_argument("--no-stop", action="store_true", help="run every stream to the horizon")
     p.add_argument("--threads", type=int, default=None, help="threads (default all; results do not depend on it)")
     fmt = p.add_mutually_exclusive_group()
@@ -81,8 +101,7 @@ def _progress_bar():
 
     def show(done: int, total: int) -> None:
         end = "\n" if done >= total else ""
-        sys.stderr.write(f"\rupdates {done}/{total} ({100 * done / total:.0f}%), "
-                         f"{time.perf_counter() - t0:.1f} s{end}")
+        sys.stderr.write(f"\rupdates {done}/{total} ({100 * done / total:.0f}%), {time.perf_counter() - t0:.1f} s{end}")
         sys.stderr.flush()
 
     return show
@@ -90,10 +109,22 @@ def _progress_bar():
 
 def run(args: argparse.Namespace, progress=None) -> dict:
     """The pure function behind the CLI: simulate and summarise (see :func:`recovery_summary`)."""
-    res = simulate_sgd(delta0=args.delta0, b=args.b, eta=args.eta, horizon=args.horizon, lam=args.lam,
-                       streams=args.streams, seed=args.seed, check_every=args.check_every,
-                       threshold=args.threshold, noise_s=args.noise_s, noise=args.noise,
-                       stop_at_recovery=not args.no_stop, threads=args.threads, progress=progress)
+    res = simulate_sgd(
+        delta0=args.delta0,
+        b=args.b,
+        eta=args.eta,
+        horizon=args.horizon,
+        lam=args.lam,
+        streams=args.streams,
+        seed=args.seed,
+        check_every=args.check_every,
+        threshold=args.threshold,
+        noise_s=args.noise_s,
+        noise=args.noise,
+        stop_at_recovery=not args.no_stop,
+        threads=args.threads,
+        progress=progress,
+    )
     out = recovery_summary(res)
     out["config"] = dict(out["config"], elapsed_s=round(res.elapsed_s, 3))
     return out

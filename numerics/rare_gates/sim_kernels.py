@@ -173,8 +173,9 @@ def _lanes_batch(F, U, b, target):
             U[2 * L + l] = t2
             U[3 * L + l] = t3
             x0, x1, rho = _disk_point(r1, r2)
-            e0, e1, e2, e3, e4, e5, e6 = _sample_terms(F[l], F[L + l], F[2 * L + l], F[3 * L + l], F[4 * L + l],
-                                                       F[5 * L + l], x0, x1, rho, target)
+            e0, e1, e2, e3, e4, e5, e6 = _sample_terms(
+                F[l], F[L + l], F[2 * L + l], F[3 * L + l], F[4 * L + l], F[5 * L + l], x0, x1, rho, target
+            )
             F[_GA1 * L + l] += e0
             F[_GA2 * L + l] += e1
             F[_G1X * L + l] += e2
@@ -295,8 +296,31 @@ def _lane_finish(F, U, NS, I, l, out_theta, out_state, out_nstate, out_rec, out_
 
 
 @njit(cache=True)
-def _lane_refill(F, U, NS, I, l, nxt, hi, theta0, states, nstates, n_updates, check_every, threshold, stop, th, trace,
-                 out_theta, out_state, out_nstate, out_rec, out_first, out_count, out_updates):
+def _lane_refill(
+    F,
+    U,
+    NS,
+    I,
+    l,
+    nxt,
+    hi,
+    theta0,
+    states,
+    nstates,
+    n_updates,
+    check_every,
+    threshold,
+    stop,
+    th,
+    trace,
+    out_theta,
+    out_state,
+    out_nstate,
+    out_rec,
+    out_first,
+    out_count,
+    out_updates,
+):
     """Load the next pending stream into lane l (finishing at once those done at update 0); return ``nxt``."""
     L = LANES
     I[_SID * L + l] = -1
@@ -330,9 +354,31 @@ def _lane_refill(F, U, NS, I, l, nxt, hi, theta0, states, nstates, n_updates, ch
 
 
 @njit(cache=True)
-def _sgd_chunk(lo, hi, theta0, states, nstates, target, b, eta, lam, n_updates, check_every, threshold, stop,
-               noise_s, noise_mode, out_theta, out_state, out_nstate, out_rec, out_first, out_count, out_updates,
-               trace):
+def _sgd_chunk(
+    lo,
+    hi,
+    theta0,
+    states,
+    nstates,
+    target,
+    b,
+    eta,
+    lam,
+    n_updates,
+    check_every,
+    threshold,
+    stop,
+    noise_s,
+    noise_mode,
+    out_theta,
+    out_state,
+    out_nstate,
+    out_rec,
+    out_first,
+    out_count,
+    out_updates,
+    trace,
+):
     """Run streams ``lo..hi-1`` in :data:`LANES` lock-step lanes with refill (see module doc)."""
     L = LANES
     F = np.zeros(_FROWS * L)
@@ -348,8 +394,31 @@ def _sgd_chunk(lo, hi, theta0, states, nstates, target, b, eta, lam, n_updates, 
     nxt = lo
     active = 0
     for l in range(L):
-        nxt = _lane_refill(F, U, NS, I, l, nxt, hi, theta0, states, nstates, n_updates, check_every, threshold, stop,
-                           th, trace, out_theta, out_state, out_nstate, out_rec, out_first, out_count, out_updates)
+        nxt = _lane_refill(
+            F,
+            U,
+            NS,
+            I,
+            l,
+            nxt,
+            hi,
+            theta0,
+            states,
+            nstates,
+            n_updates,
+            check_every,
+            threshold,
+            stop,
+            th,
+            trace,
+            out_theta,
+            out_state,
+            out_nstate,
+            out_rec,
+            out_first,
+            out_count,
+            out_updates,
+        )
         if I[_SID * L + l] >= 0:
             active += 1
     while active > 0:
@@ -379,18 +448,62 @@ def _sgd_chunk(lo, hi, theta0, states, nstates, target, b, eta, lam, n_updates, 
                         I[_REC * L + l] = n
                     done = done or stop
             if done:
-                _lane_finish(F, U, NS, I, l, out_theta, out_state, out_nstate, out_rec, out_first, out_count,
-                             out_updates)
-                nxt = _lane_refill(F, U, NS, I, l, nxt, hi, theta0, states, nstates, n_updates, check_every,
-                                   threshold, stop, th, trace, out_theta, out_state, out_nstate, out_rec, out_first,
-                                   out_count, out_updates)
+                _lane_finish(
+                    F, U, NS, I, l, out_theta, out_state, out_nstate, out_rec, out_first, out_count, out_updates
+                )
+                nxt = _lane_refill(
+                    F,
+                    U,
+                    NS,
+                    I,
+                    l,
+                    nxt,
+                    hi,
+                    theta0,
+                    states,
+                    nstates,
+                    n_updates,
+                    check_every,
+                    threshold,
+                    stop,
+                    th,
+                    trace,
+                    out_theta,
+                    out_state,
+                    out_nstate,
+                    out_rec,
+                    out_first,
+                    out_count,
+                    out_updates,
+                )
                 if I[_SID * L + l] < 0:
                     active -= 1
 
 
 @njit(cache=True)
-def _sgd_simple(theta0, states, nstates, target, b, eta, lam, n_updates, check_every, threshold, stop, noise_s,
-                noise_mode, out_theta, out_state, out_nstate, out_rec, out_first, out_count, out_updates, trace):
+def _sgd_simple(
+    theta0,
+    states,
+    nstates,
+    target,
+    b,
+    eta,
+    lam,
+    n_updates,
+    check_every,
+    threshold,
+    stop,
+    noise_s,
+    noise_mode,
+    out_theta,
+    out_state,
+    out_nstate,
+    out_rec,
+    out_first,
+    out_count,
+    out_updates,
+    trace,
+):
     """Straightforward reference of :func:`_sgd_streams`: one stream at a time, scalar, exact checks.
 
     Same arguments (no ``chunk``) and the same outputs, bit for bit; tests compare the two.
@@ -420,8 +533,9 @@ def _sgd_simple(theta0, states, nstates, target, b, eta, lam, n_updates, check_e
             g0 = g1 = g2 = g3 = g4 = g5 = dis = 0.0
             for _ in range(b):
                 x0, x1, rho = _disk_point(_next(st, 0), _next(st, 0))
-                e0, e1, e2, e3, e4, e5, e6 = _sample_terms(th[0], th[1], th[2], th[3], th[4], th[5], x0, x1, rho,
-                                                           target)
+                e0, e1, e2, e3, e4, e5, e6 = _sample_terms(
+                    th[0], th[1], th[2], th[3], th[4], th[5], x0, x1, rho, target
+                )
                 g0 += e0
                 g1 += e1
                 g2 += e2
@@ -453,9 +567,30 @@ def _sgd_simple(theta0, states, nstates, target, b, eta, lam, n_updates, check_e
 
 
 @njit(cache=True, parallel=True)
-def _sgd_streams(theta0, states, nstates, target, b, eta, lam, n_updates, check_every, threshold, stop, noise_s,
-                 noise_mode, chunk, out_theta, out_state, out_nstate, out_rec, out_first, out_count, out_updates,
-                 trace):
+def _sgd_streams(
+    theta0,
+    states,
+    nstates,
+    target,
+    b,
+    eta,
+    lam,
+    n_updates,
+    check_every,
+    threshold,
+    stop,
+    noise_s,
+    noise_mode,
+    chunk,
+    out_theta,
+    out_state,
+    out_nstate,
+    out_rec,
+    out_first,
+    out_count,
+    out_updates,
+    trace,
+):
     """Online SGD for every stream (rows of ``theta0``); chunks of ``chunk`` streams run in parallel.
 
     ``target``: label |x| (True) or relu(x1) (False). ``check_every <= 0``: no risk checks.
@@ -466,15 +601,60 @@ def _sgd_streams(theta0, states, nstates, target, b, eta, lam, n_updates, check_
     for c in prange(n_chunks):
         lo = c * chunk
         hi = min(S, lo + chunk)
-        _sgd_chunk(lo, hi, theta0, states, nstates, target, b, eta, lam, n_updates, check_every, threshold, stop,
-                   noise_s, noise_mode, out_theta, out_state, out_nstate, out_rec, out_first, out_count,
-                   out_updates, trace)
+        _sgd_chunk(
+            lo,
+            hi,
+            theta0,
+            states,
+            nstates,
+            target,
+            b,
+            eta,
+            lam,
+            n_updates,
+            check_every,
+            threshold,
+            stop,
+            noise_s,
+            noise_mode,
+            out_theta,
+            out_state,
+            out_nstate,
+            out_rec,
+            out_first,
+            out_count,
+            out_updates,
+            trace,
+        )
 
 
 @njit(cache=True)
-def _warm_sgd(theta0, src_states, tgt_states, nstates, b, eta, lam, n_source, n_target, check_every, threshold, stop,
-              noise_s, noise_mode, chunk, out_ckpt, out_theta, out_state, out_nstate, out_rec, out_first, out_count,
-              out_updates, trace):
+def _warm_sgd(
+    theta0,
+    src_states,
+    tgt_states,
+    nstates,
+    b,
+    eta,
+    lam,
+    n_source,
+    n_target,
+    check_every,
+    threshold,
+    stop,
+    noise_s,
+    noise_mode,
+    chunk,
+    out_ckpt,
+    out_theta,
+    out_state,
+    out_nstate,
+    out_rec,
+    out_first,
+    out_count,
+    out_updates,
+    trace,
+):
     """Warm run: ``n_source`` source SGD updates (no checks, no noise), then target SGD.
 
     Not itself parallel: both phases run through the parallel :func:`_sgd_streams`.
@@ -490,16 +670,60 @@ def _warm_sgd(theta0, src_states, tgt_states, nstates, b, eta, lam, n_source, n_
     src_count = np.empty(S, dtype=np.int64)
     src_updates = np.empty(S, dtype=np.int64)
     no_trace = np.empty((S, 0, 2))
-    _sgd_streams(theta0, src_states, nstates, False, b, eta, lam, n_source, 0, threshold, False, 0.0, NOISE_NONE,
-                 chunk, out_ckpt, src_out_state, src_out_nstate, src_rec, src_first, src_count, src_updates, no_trace)
-    _sgd_streams(out_ckpt, tgt_states, nstates, True, b, eta, lam, n_target, check_every, threshold, stop, noise_s,
-                 noise_mode, chunk, out_theta, out_state, out_nstate, out_rec, out_first, out_count, out_updates,
-                 trace)
+    _sgd_streams(
+        theta0,
+        src_states,
+        nstates,
+        False,
+        b,
+        eta,
+        lam,
+        n_source,
+        0,
+        threshold,
+        False,
+        0.0,
+        NOISE_NONE,
+        chunk,
+        out_ckpt,
+        src_out_state,
+        src_out_nstate,
+        src_rec,
+        src_first,
+        src_count,
+        src_updates,
+        no_trace,
+    )
+    _sgd_streams(
+        out_ckpt,
+        tgt_states,
+        nstates,
+        True,
+        b,
+        eta,
+        lam,
+        n_target,
+        check_every,
+        threshold,
+        stop,
+        noise_s,
+        noise_mode,
+        chunk,
+        out_theta,
+        out_state,
+        out_nstate,
+        out_rec,
+        out_first,
+        out_count,
+        out_updates,
+        trace,
+    )
 
 
 @njit(cache=True)
-def _gd_one(theta0, s, target, eta, lam, n_updates, check_every, threshold, stop, out_theta, out_rec, out_updates,
-            trace):
+def _gd_one(
+    theta0, s, target, eta, lam, n_updates, check_every, threshold, stop, out_theta, out_rec, out_updates, trace
+):
     """GD with the exact population gradient (``model._risk_grad``) for row ``s``."""
     th = theta0[s].copy()
     grad = np.empty(6)
@@ -529,9 +753,11 @@ def _gd_one(theta0, s, target, eta, lam, n_updates, check_every, threshold, stop
 
 
 @njit(cache=True, parallel=True)
-def _gd_streams(theta0, target, eta, lam, n_updates, check_every, threshold, stop, out_theta, out_rec, out_updates,
-                trace):
+def _gd_streams(
+    theta0, target, eta, lam, n_updates, check_every, threshold, stop, out_theta, out_rec, out_updates, trace
+):
     """Population GD ``theta <- theta - eta grad(R + lam/2 |theta|^2)`` for every row of ``theta0``."""
     for s in prange(theta0.shape[0]):
-        _gd_one(theta0, s, target, eta, lam, n_updates, check_every, threshold, stop, out_theta, out_rec, out_updates,
-                trace)
+        _gd_one(
+            theta0, s, target, eta, lam, n_updates, check_every, threshold, stop, out_theta, out_rec, out_updates, trace
+        )

@@ -97,8 +97,9 @@ def _theta0(theta0, delta0, streams: int) -> np.ndarray:
     if th.shape == (6,):
         th = np.tile(th, (streams, 1))
     if th.shape != (streams, 6) or not np.all(np.isfinite(th)):
-        raise ValueError(f"theta0 must be a finite array of shape (6,) or (streams, 6) = ({streams}, 6); "
-                         f"got shape {th.shape}")
+        raise ValueError(
+            f"theta0 must be a finite array of shape (6,) or (streams, 6) = ({streams}, 6); got shape {th.shape}"
+        )
     return np.ascontiguousarray(th)
 
 
@@ -223,20 +224,47 @@ def _result(cfg, ids, eta, rec, first, count, theta, updates, t0, checkpoint=Non
     rec_t = np.where(rec >= 0, rec * eta, np.nan)
     first_t = np.where(first >= 0, first * eta, np.nan)
     cfg = dict(cfg, git_revision=_git_revision())
-    return SimResult(config=cfg, seed=cfg["seed"], stream_ids=ids, recovery_time=rec_t, recovered=rec >= 0,
-                     first_disagreement_time=first_t, disagreements=count, final_angle=angles(theta),
-                     final_theta=theta, updates=updates, checkpoint=checkpoint, trace=trace,
-                     elapsed_s=time.perf_counter() - t0)
+    return SimResult(
+        config=cfg,
+        seed=cfg["seed"],
+        stream_ids=ids,
+        recovery_time=rec_t,
+        recovered=rec >= 0,
+        first_disagreement_time=first_t,
+        disagreements=count,
+        final_angle=angles(theta),
+        final_theta=theta,
+        updates=updates,
+        checkpoint=checkpoint,
+        trace=trace,
+        elapsed_s=time.perf_counter() - t0,
+    )
 
 
 # --- SGD ----------------------------------------------------------------------------------------
 
 
-def simulate_sgd(theta0=None, *, delta0=None, b: int, eta: float, horizon: float, lam: float = 0.05,
-                 streams: int = 64, first_stream: int = 0, seed: int = 0, check_every: int = 10,
-                 threshold: float = THRESHOLD, stop_at_recovery: bool = True, source_time: float = 0.0,
-                 noise_s: float = 0.0, noise: str = "independent", trace: bool = False, threads: int | None = None,
-                 progress: Progress | None = None) -> SimResult:
+def simulate_sgd(
+    theta0=None,
+    *,
+    delta0=None,
+    b: int,
+    eta: float,
+    horizon: float,
+    lam: float = 0.05,
+    streams: int = 64,
+    first_stream: int = 0,
+    seed: int = 0,
+    check_every: int = 10,
+    threshold: float = THRESHOLD,
+    stop_at_recovery: bool = True,
+    source_time: float = 0.0,
+    noise_s: float = 0.0,
+    noise: str = "independent",
+    trace: bool = False,
+    threads: int | None = None,
+    progress: Progress | None = None,
+) -> SimResult:
     """Online SGD on ``streams`` streams (ids ``first_stream ...``) through target time ``horizon``.
 
     Parameters: ``theta0`` (shape (6,) or (streams, 6)) or ``delta0`` (the constructed
@@ -250,8 +278,11 @@ def simulate_sgd(theta0=None, *, delta0=None, b: int, eta: float, horizon: float
     updates done over both phases, the run then proceeding in horizon segments) change only
     the schedule, never the numbers.
     """
-    cfg = dict(optimizer="sgd", **_stream_config(b, streams, first_stream, seed),
-               **_run_config(eta, lam, horizon, check_every, threshold, source_time, stop_at_recovery))
+    cfg = dict(
+        optimizer="sgd",
+        **_stream_config(b, streams, first_stream, seed),
+        **_run_config(eta, lam, horizon, check_every, threshold, source_time, stop_at_recovery),
+    )
     cfg["noise_s"] = _real(noise_s, "noise_s", what=" (s)")
     if noise not in NOISE_MODES:
         raise ValueError(f"noise must be 'independent' or 'shared'; got {noise!r}")
@@ -294,9 +325,16 @@ def simulate_sgd(theta0=None, *, delta0=None, b: int, eta: float, horizon: float
 
 def _alloc(S: int, n_trace: int) -> list:
     """Kernel outputs: theta, input states, noise states, rec, first, count, updates, trace."""
-    return [np.empty((S, 6)), np.empty((S, 4), dtype=np.uint64), np.empty((S, 4), dtype=np.uint64),
-            np.empty(S, dtype=np.int64), np.empty(S, dtype=np.int64), np.empty(S, dtype=np.int64),
-            np.empty(S, dtype=np.int64), np.full((S, n_trace, 2), np.nan)]
+    return [
+        np.empty((S, 6)),
+        np.empty((S, 4), dtype=np.uint64),
+        np.empty((S, 4), dtype=np.uint64),
+        np.empty(S, dtype=np.int64),
+        np.empty(S, dtype=np.int64),
+        np.empty(S, dtype=np.int64),
+        np.empty(S, dtype=np.int64),
+        np.full((S, n_trace, 2), np.nan),
+    ]
 
 
 class _SGDRun:
@@ -333,8 +371,21 @@ class _SGDRun:
         while done < self.n_source:
             m = min(seg, self.n_source - done)
             o = _alloc(S, 0)
-            K._sgd_streams(theta, st, nstates, False, *self.head, m, 0, self.cfg["threshold"], False, 0.0,
-                           K.NOISE_NONE, self.chunk(S), *o)
+            K._sgd_streams(
+                theta,
+                st,
+                nstates,
+                False,
+                *self.head,
+                m,
+                0,
+                self.cfg["threshold"],
+                False,
+                0.0,
+                K.NOISE_NONE,
+                self.chunk(S),
+                *o,
+            )
             theta, st = o[0], o[1]
             done += m
             progress(done, self.total)
@@ -350,8 +401,7 @@ class _SGDRun:
         while live.size and done < self.n_target:
             m = min(seg, self.n_target - done)
             o = _alloc(live.size, m // k + 1 if tr.shape[1] else 0)
-            K._sgd_streams(theta[live], st[live], ns[live], True, *self.head, m, *self.tail, self.chunk(live.size),
-                           *o)
+            K._sgd_streams(theta[live], st[live], ns[live], True, *self.head, m, *self.tail, self.chunk(live.size), *o)
             theta[live], st[live], ns[live] = o[0], o[1], o[2]
             new_rec = (rec[live] < 0) & (o[3] >= 0)
             rec[live[new_rec]] = o[3][new_rec] + done
@@ -360,7 +410,7 @@ class _SGDRun:
             count[live] += o[5]
             upd[live] = o[6] + done
             if tr.shape[1]:
-                tr[live, done // k: done // k + o[7].shape[1]] = o[7]
+                tr[live, done // k : done // k + o[7].shape[1]] = o[7]
             done += m
             if stop:
                 live = live[rec[live] < 0]
@@ -372,9 +422,19 @@ class _SGDRun:
 # --- GD -----------------------------------------------------------------------------------------
 
 
-def simulate_gd(theta0=None, *, delta0=None, eta: float, horizon: float, lam: float = 0.05,
-                check_every: int = 10, threshold: float = THRESHOLD, stop_at_recovery: bool = True,
-                source_time: float = 0.0, trace: bool = False) -> SimResult:
+def simulate_gd(
+    theta0=None,
+    *,
+    delta0=None,
+    eta: float,
+    horizon: float,
+    lam: float = 0.05,
+    check_every: int = 10,
+    threshold: float = THRESHOLD,
+    stop_at_recovery: bool = True,
+    source_time: float = 0.0,
+    trace: bool = False,
+) -> SimResult:
     """Population GD ``theta <- theta - eta grad(R + lam/2 |theta|^2)`` (exact gradient).
 
     Rows of ``theta0`` are independent runs (``delta0`` gives one constructed run); with
@@ -383,8 +443,12 @@ def simulate_gd(theta0=None, *, delta0=None, eta: float, horizon: float, lam: fl
     """
     th = np.asarray(theta0, dtype=float) if theta0 is not None else None
     S = 1 if th is None or th.ndim == 1 else th.shape[0]
-    cfg = dict(optimizer="gd", runs=S, seed=None,
-               **_run_config(eta, lam, horizon, check_every, threshold, source_time, stop_at_recovery))
+    cfg = dict(
+        optimizer="gd",
+        runs=S,
+        seed=None,
+        **_run_config(eta, lam, horizon, check_every, threshold, source_time, stop_at_recovery),
+    )
     if delta0 is not None:
         cfg["delta0"] = _delta0(delta0)
     th0 = _theta0(theta0, delta0, S)
@@ -400,16 +464,40 @@ def simulate_gd(theta0=None, *, delta0=None, eta: float, horizon: float, lam: fl
     upd = np.empty(S, dtype=np.int64)
     if n_source > 0:
         ckpt = np.empty((S, 6))
-        K._gd_streams(th0, False, eta, cfg["lam"], n_source, 0, cfg["threshold"], False, ckpt, rec, upd,
-                      np.empty((S, 0, 2)))
+        K._gd_streams(
+            th0, False, eta, cfg["lam"], n_source, 0, cfg["threshold"], False, ckpt, rec, upd, np.empty((S, 0, 2))
+        )
         start = ckpt
     n_trace = n_target // cfg["check_every"] + 1 if trace else 0
     tr = np.full((S, n_trace, 2), np.nan)
     theta = np.empty((S, 6))
-    K._gd_streams(start, True, eta, cfg["lam"], n_target, cfg["check_every"], cfg["threshold"],
-                  cfg["stop_at_recovery"], theta, rec, upd, tr)
-    res = _result(cfg, np.arange(S), eta, rec, np.full(S, -1), np.zeros(S, dtype=np.int64), theta, upd, t0, ckpt,
-                  tr if trace else None)
+    K._gd_streams(
+        start,
+        True,
+        eta,
+        cfg["lam"],
+        n_target,
+        cfg["check_every"],
+        cfg["threshold"],
+        cfg["stop_at_recovery"],
+        theta,
+        rec,
+        upd,
+        tr,
+    )
+    res = _result(
+        cfg,
+        np.arange(S),
+        eta,
+        rec,
+        np.full(S, -1),
+        np.zeros(S, dtype=np.int64),
+        theta,
+        upd,
+        t0,
+        ckpt,
+        tr if trace else None,
+    )
     return res
 
 
@@ -480,15 +568,35 @@ def _step_ld(th, x0, x1, y, b, eta, lam):
     h1, h2 = np.where(on1, z1, 0), np.where(on2, z2, 0)
     r = th[:, 0:1] * h1 + th[:, 1:2] * h2 - y
     q1, q2 = np.where(on1, r, 0), np.where(on2, r, 0)
-    g = np.stack([np.sum(r * h1, axis=1), np.sum(r * h2, axis=1),
-                  th[:, 0] * np.sum(q1 * x0, axis=1), th[:, 0] * np.sum(q1 * x1, axis=1),
-                  th[:, 1] * np.sum(q2 * x0, axis=1), th[:, 1] * np.sum(q2 * x1, axis=1)], axis=1)
+    g = np.stack(
+        [
+            np.sum(r * h1, axis=1),
+            np.sum(r * h2, axis=1),
+            th[:, 0] * np.sum(q1 * x0, axis=1),
+            th[:, 0] * np.sum(q1 * x1, axis=1),
+            th[:, 1] * np.sum(q2 * x0, axis=1),
+            th[:, 1] * np.sum(q2 * x1, axis=1),
+        ],
+        axis=1,
+    )
     return th - eta * (g / b + lam * th), np.count_nonzero(on1 != on2, axis=1)
 
 
-def simulate_extended(theta0=None, *, delta0=None, b: int, eta: float, horizon: float, lam: float = 0.05,
-                      streams: int = 4, first_stream: int = 0, seed: int = 0, check_every: int = 10,
-                      threshold: float = THRESHOLD, block_updates: int = 256) -> SimResult:
+def simulate_extended(
+    theta0=None,
+    *,
+    delta0=None,
+    b: int,
+    eta: float,
+    horizon: float,
+    lam: float = 0.05,
+    streams: int = 4,
+    first_stream: int = 0,
+    seed: int = 0,
+    check_every: int = 10,
+    threshold: float = THRESHOLD,
+    block_updates: int = 256,
+) -> SimResult:
     """Fresh target SGD in ``numpy.longdouble`` from the same draws as :func:`simulate_sgd`.
 
     Each input uses its stream's two raw outputs exactly as the float64 kernels do (the
@@ -498,8 +606,11 @@ def simulate_extended(theta0=None, *, delta0=None, b: int, eta: float, horizon: 
     over the live streams and the batch: tens of microseconds per update plus about
     0.1-0.3 microseconds per input, so meant for a few streams or short horizons.
     """
-    cfg = dict(optimizer="sgd-longdouble", **_stream_config(b, streams, first_stream, seed),
-               **_run_config(eta, lam, horizon, check_every, threshold, 0.0, True))
+    cfg = dict(
+        optimizer="sgd-longdouble",
+        **_stream_config(b, streams, first_stream, seed),
+        **_run_config(eta, lam, horizon, check_every, threshold, 0.0, True),
+    )
     cfg.update(noise_s=0.0, longdouble_eps=float(np.finfo(_LD).eps))
     if delta0 is not None:
         cfg["delta0"] = _delta0(delta0)
@@ -541,7 +652,16 @@ def simulate_extended(theta0=None, *, delta0=None, b: int, eta: float, horizon: 
                         break
     final = th.astype(float)
     cfg["git_revision"] = _git_revision()
-    return SimResult(config=cfg, seed=cfg["seed"], stream_ids=ids, recovery_time=np.where(rec >= 0, rec * eta_f, np.nan),
-                     recovered=rec >= 0, first_disagreement_time=np.where(first >= 0, first * eta_f, np.nan),
-                     disagreements=count, final_angle=angles(final), final_theta=final, updates=upd,
-                     elapsed_s=time.perf_counter() - t0)
+    return SimResult(
+        config=cfg,
+        seed=cfg["seed"],
+        stream_ids=ids,
+        recovery_time=np.where(rec >= 0, rec * eta_f, np.nan),
+        recovered=rec >= 0,
+        first_disagreement_time=np.where(first >= 0, first * eta_f, np.nan),
+        disagreements=count,
+        final_angle=angles(final),
+        final_theta=final,
+        updates=upd,
+        elapsed_s=time.perf_counter() - t0,
+    )

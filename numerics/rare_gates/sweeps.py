@@ -54,8 +54,18 @@ def compute(params: dict):
     return getattr(E, name)(**params["kwargs"])
 
 
-_CALLS = {"identical_checkpoints", "gd_step_halving", "long_horizons", "angle_paths", "extended_rerun",
-          "gamma_grid", "weight_decay_controls", "parameter_noise", "sample_size_design", "joint_sweep"}
+_CALLS = {
+    "identical_checkpoints",
+    "gd_step_halving",
+    "long_horizons",
+    "angle_paths",
+    "extended_rerun",
+    "gamma_grid",
+    "weight_decay_controls",
+    "parameter_noise",
+    "sample_size_design",
+    "joint_sweep",
+}
 
 
 def _cell(call: str, **kwargs) -> dict:
@@ -79,8 +89,11 @@ def _by_setting(per_stream: tuple[str, ...]):
 
 
 def _setting_cells(call: str, settings: list[tuple[str, dict]], streams: int, size: int, **common) -> list[dict]:
-    return [dict(_cell(call, streams=count, first_stream=first, **kw, **common), setting=label)
-            for label, kw in settings for first, count in chunks(streams, size)]
+    return [
+        dict(_cell(call, streams=count, first_stream=first, **kw, **common), setting=label)
+        for label, kw in settings
+        for first, count in chunks(streams, size)
+    ]
 
 
 def _table2_settings():
@@ -93,8 +106,9 @@ def _table2_cells(z: E.Sizes) -> list[dict]:
 
 def _paths_cells(z: E.Sizes) -> list[dict]:
     settings = [(f"b={b},delta0={d!r}", {"settings": [[b, d]]}) for b, d in ((16, 1e-5), (16, 1e-4), (1, 1e-3))]
-    return _setting_cells("angle_paths", settings, z.table2_streams, 64, horizon=z.floor_horizon,
-                          seed=E.SEEDS["table2"])
+    return _setting_cells(
+        "angle_paths", settings, z.table2_streams, 64, horizon=z.floor_horizon, seed=E.SEEDS["table2"]
+    )
 
 
 def _extended_cells(z: E.Sizes) -> list[dict]:
@@ -102,63 +116,100 @@ def _extended_cells(z: E.Sizes) -> list[dict]:
     if z.extended_per_setting is None:  # every stream: (setting, 16 streams)
         return _setting_cells("extended_rerun", _table2_settings(), z.table2_streams, 16, **common)
     # a selection of streams by their float64 outcome: one cell per setting over all its streams
-    return [dict(_cell("extended_rerun", streams=z.table2_streams, **kw, **common), setting=label)
-            for label, kw in _table2_settings()]
+    return [
+        dict(_cell("extended_rerun", streams=z.table2_streams, **kw, **common), setting=label)
+        for label, kw in _table2_settings()
+    ]
 
 
 def _grid_cells(z: E.Sizes) -> list[dict]:
-    settings = [(f"delta0={d!r},b={b},eta={eta!r}", {"delta0s": [d], "bs": [b], "etas": [eta]})
-                for d in E.FIG3A_DELTA0 for b in E.FIG3A_B for eta in E.FIG3A_ETA]
+    settings = [
+        (f"delta0={d!r},b={b},eta={eta!r}", {"delta0s": [d], "bs": [b], "etas": [eta]})
+        for d in E.FIG3A_DELTA0
+        for b in E.FIG3A_B
+        for eta in E.FIG3A_ETA
+    ]
     return _setting_cells("gamma_grid", settings, z.fig3a_streams, 64, seed=E.SEEDS["fig3a"])
 
 
 def _weight_decay_cells(z: E.Sizes) -> list[dict]:
     settings = [(f"lam={lam!r}", {"lams": [lam]}) for lam in (0.0, 0.01, 0.05)]
-    return _setting_cells("weight_decay_controls", settings, z.appendix20_streams, 64,
-                          horizon=z.appendix20_horizon, seed=E.SEEDS["appendix20"])
+    return _setting_cells(
+        "weight_decay_controls",
+        settings,
+        z.appendix20_streams,
+        64,
+        horizon=z.appendix20_horizon,
+        seed=E.SEEDS["appendix20"],
+    )
 
 
 def _noise_cells(z: E.Sizes) -> list[dict]:
     settings = [("none", {"modes": ["independent"], "scales": [0.0]})]
-    settings += [(f"{mode},s={s!r}", {"modes": [mode], "scales": [s]})
-                 for mode in ("independent", "shared") for s in (1e-7, 1e-6, 1e-5)]
-    return _setting_cells("parameter_noise", settings, z.appendix20_streams, 64, horizon=z.appendix20_horizon,
-                          seed=E.SEEDS["appendix20"])
+    settings += [
+        (f"{mode},s={s!r}", {"modes": [mode], "scales": [s]})
+        for mode in ("independent", "shared")
+        for s in (1e-7, 1e-6, 1e-5)
+    ]
+    return _setting_cells(
+        "parameter_noise", settings, z.appendix20_streams, 64, horizon=z.appendix20_horizon, seed=E.SEEDS["appendix20"]
+    )
 
 
 # --- Table 1 and the joint sweep: ranges of initialisations ------------------------------------------------
 
 
 def _table1_cells(z: E.Sizes) -> list[dict]:
-    return [_cell("identical_checkpoints", n_inits=count, first_init=first, times=[0.0, 100.0, 200.0, 300.0, 400.0],
-                  seed=E.SEEDS["table1"], init_seed=E.SEEDS["d0"])
-            for first, count in chunks(z.table1_inits, 32)]
+    return [
+        _cell(
+            "identical_checkpoints",
+            n_inits=count,
+            first_init=first,
+            times=[0.0, 100.0, 200.0, 300.0, 400.0],
+            seed=E.SEEDS["table1"],
+            init_seed=E.SEEDS["d0"],
+        )
+        for first, count in chunks(z.table1_inits, 32)
+    ]
 
 
 def _table1_assemble(_sizes, params: list[dict], values: list[dict]) -> dict:
-    out = {"init": np.concatenate([v["init"] for v in values]), "times": values[0]["times"],
-           "config": dict(values[0]["config"], n_inits=sum(v["config"]["n_inits"] for v in values))}
+    out = {
+        "init": np.concatenate([v["init"] for v in values]),
+        "times": values[0]["times"],
+        "config": dict(values[0]["config"], n_inits=sum(v["config"]["n_inits"] for v in values)),
+    }
     for src in ("sgd", "gd"):
         out[src] = {k: np.concatenate([v[src][k] for v in values], axis=1) for k in values[0][src]}
     return out
 
 
 def _halving_cells(z: E.Sizes) -> list[dict]:
-    return [_cell("gd_step_halving", n_inits=z.halving_inits, etas=[eta], init_seed=E.SEEDS["d0"])
-            for eta in (1e-3, 5e-4, 2.5e-4)]
+    return [
+        _cell("gd_step_halving", n_inits=z.halving_inits, etas=[eta], init_seed=E.SEEDS["d0"])
+        for eta in (1e-3, 5e-4, 2.5e-4)
+    ]
 
 
 def _halving_assemble(_sizes, params: list[dict], values: list[dict]) -> dict:
     first = values[0]
-    return {"etas": [e for v in values for e in v["etas"]], "T": first["T"],
-            "hit": np.concatenate([v["hit"] for v in values]),
-            "angle": np.concatenate([v["angle"] for v in values]), "check_every": first["check_every"]}
+    return {
+        "etas": [e for v in values for e in v["etas"]],
+        "T": first["T"],
+        "hit": np.concatenate([v["hit"] for v in values]),
+        "angle": np.concatenate([v["angle"] for v in values]),
+        "check_every": first["check_every"],
+    }
 
 
 def _joint_cells(z: E.Sizes) -> list[dict]:
-    return [_cell("joint_sweep", n_inits=count, first_init=first, etas=[eta], seed=E.SEEDS["joint"],
-                  init_seed=E.SEEDS["d0"])
-            for eta in E.JOINT_ETAS for first, count in chunks(z.joint_inits, 32)]
+    return [
+        _cell(
+            "joint_sweep", n_inits=count, first_init=first, etas=[eta], seed=E.SEEDS["joint"], init_seed=E.SEEDS["d0"]
+        )
+        for eta in E.JOINT_ETAS
+        for first, count in chunks(z.joint_inits, 32)
+    ]
 
 
 def _joint_assemble(_sizes, params: list[dict], values: list[dict]) -> dict:
@@ -166,18 +217,25 @@ def _joint_assemble(_sizes, params: list[dict], values: list[dict]) -> dict:
     for p, v in zip(params, values):
         by_eta.setdefault(p["kwargs"]["etas"][0], []).append(v)
     first = next(iter(by_eta.values()))
-    return {"etas": list(by_eta), "times": values[0]["times"], "b": values[0]["b"],
-            "init": np.concatenate([v["init"] for v in first]),
-            "recovered": np.concatenate([np.concatenate([v["recovered"] for v in vs], axis=2)
-                                           for vs in by_eta.values()]),
-            "angle": np.concatenate([np.concatenate([v["angle"] for v in vs], axis=2)
-                                       for vs in by_eta.values()])}
+    return {
+        "etas": list(by_eta),
+        "times": values[0]["times"],
+        "b": values[0]["b"],
+        "init": np.concatenate([v["init"] for v in first]),
+        "recovered": np.concatenate([np.concatenate([v["recovered"] for v in vs], axis=2) for vs in by_eta.values()]),
+        "angle": np.concatenate([np.concatenate([v["angle"] for v in vs], axis=2) for vs in by_eta.values()]),
+    }
 
 
 def _cor5_cells(z: E.Sizes) -> list[dict]:
-    return [dict(_cell("sample_size_design", streams=count, first_stream=first, arms=[i], seed=E.SEEDS["cor5"]),
-                 setting=f"arm {i}")
-            for i in range(len(E.COR5_ARMS)) for first, count in chunks(z.cor5_streams, 64)]
+    return [
+        dict(
+            _cell("sample_size_design", streams=count, first_stream=first, arms=[i], seed=E.SEEDS["cor5"]),
+            setting=f"arm {i}",
+        )
+        for i in range(len(E.COR5_ARMS))
+        for first, count in chunks(z.cor5_streams, 64)
+    ]
 
 
 def _cor5_assemble(_sizes, params: list[dict], values: list[dict]) -> dict:
@@ -207,31 +265,79 @@ def _perturbed(cells, z: E.Sizes) -> list[dict]:
 
 
 def _experiment(name: str, summary: str, cells, assemble) -> Experiment:
-    return Experiment(name=f"rare_gates.{name}", summary=summary, sizes=E.sizes_with,
-                      cells=functools.partial(_perturbed, cells), compute=compute, assemble=assemble,
-                      code_modules=CODE_MODULES)
+    return Experiment(
+        name=f"rare_gates.{name}",
+        summary=summary,
+        sizes=E.sizes_with,
+        cells=functools.partial(_perturbed, cells),
+        compute=compute,
+        assemble=assemble,
+        code_modules=CODE_MODULES,
+    )
 
 
-EXPERIMENTS = {e.name: e for e in (
-    _experiment("table1", "Table 1, Figures 1-2: source SGD/GD checkpoints at T = 0..400 from D0 draws, both "
-                "target optimizers (sizes: table1_inits)", _table1_cells, _table1_assemble),
-    _experiment("halving", "Appendix 19: GD in both phases at eta = 1e-3, 5e-4, 2.5e-4 (sizes: halving_inits)",
-                _halving_cells, _halving_assemble),
-    _experiment("table2", "Table 2, Figure 3(b): five settings through H = 450 (sizes: table2_streams)",
-                _table2_cells, _by_setting(("recovery", "first", "disagreements", "final_angle"))),
-    _experiment("paths", "Appendix 19: traced angles of Table 2 streams, the float64 floor (sizes: table2_streams, "
-                "floor_horizon)", _paths_cells, _by_setting(("trace_angle", "recovery", "first"))),
-    _experiment("extended", "Appendix 19: 80-bit replay of Table 2 streams (sizes: extended_per_setting, "
-                "extended_horizon)", _extended_cells,
-                _by_setting(("ids", "f64_recovery", "f64_first", "ext_recovery", "ext_first"))),
-    _experiment("grid", "Figure 3(a): 24 (delta0, b, eta) cells, H = 200 (sizes: fig3a_streams)", _grid_cells,
-                _by_setting(("recovery", "first", "disagreements"))),
-    _experiment("weight_decay", "Appendix 20, Figure 5: weight-decay controls (sizes: appendix20_streams, "
-                "appendix20_horizon)", _weight_decay_cells, _by_setting(("recovery", "first"))),
-    _experiment("noise", "Appendix 20, Figure 5: independent and shared parameter noise (sizes: appendix20_streams, "
-                "appendix20_horizon)", _noise_cells, _by_setting(("recovery", "final_angle"))),
-    _experiment("cor5", "Corollary 5: our sample-size design, eight arms (sizes: cor5_streams)", _cor5_cells,
-                _cor5_assemble),
-    _experiment("joint", "Appendix 19, Figure 4: SGD in both phases, 5 step sizes x 17 source times (sizes: "
-                "joint_inits; 0 in the quick profile)", _joint_cells, _joint_assemble),
-)}
+EXPERIMENTS = {
+    e.name: e
+    for e in (
+        _experiment(
+            "table1",
+            "Table 1, Figures 1-2: source SGD/GD checkpoints at T = 0..400 from D0 draws, both "
+            "target optimizers (sizes: table1_inits)",
+            _table1_cells,
+            _table1_assemble,
+        ),
+        _experiment(
+            "halving",
+            "Appendix 19: GD in both phases at eta = 1e-3, 5e-4, 2.5e-4 (sizes: halving_inits)",
+            _halving_cells,
+            _halving_assemble,
+        ),
+        _experiment(
+            "table2",
+            "Table 2, Figure 3(b): five settings through H = 450 (sizes: table2_streams)",
+            _table2_cells,
+            _by_setting(("recovery", "first", "disagreements", "final_angle")),
+        ),
+        _experiment(
+            "paths",
+            "Appendix 19: traced angles of Table 2 streams, the float64 floor (sizes: table2_streams, floor_horizon)",
+            _paths_cells,
+            _by_setting(("trace_angle", "recovery", "first")),
+        ),
+        _experiment(
+            "extended",
+            "Appendix 19: 80-bit replay of Table 2 streams (sizes: extended_per_setting, extended_horizon)",
+            _extended_cells,
+            _by_setting(("ids", "f64_recovery", "f64_first", "ext_recovery", "ext_first")),
+        ),
+        _experiment(
+            "grid",
+            "Figure 3(a): 24 (delta0, b, eta) cells, H = 200 (sizes: fig3a_streams)",
+            _grid_cells,
+            _by_setting(("recovery", "first", "disagreements")),
+        ),
+        _experiment(
+            "weight_decay",
+            "Appendix 20, Figure 5: weight-decay controls (sizes: appendix20_streams, appendix20_horizon)",
+            _weight_decay_cells,
+            _by_setting(("recovery", "first")),
+        ),
+        _experiment(
+            "noise",
+            "Appendix 20, Figure 5: independent and shared parameter noise (sizes: appendix20_streams, "
+            "appendix20_horizon)",
+            _noise_cells,
+            _by_setting(("recovery", "final_angle")),
+        ),
+        _experiment(
+            "cor5", "Corollary 5: our sample-size design, eight arms (sizes: cor5_streams)", _cor5_cells, _cor5_assemble
+        ),
+        _experiment(
+            "joint",
+            "Appendix 19, Figure 4: SGD in both phases, 5 step sizes x 17 source times (sizes: "
+            "joint_inits; 0 in the quick profile)",
+            _joint_cells,
+            _joint_assemble,
+        ),
+    )
+}

@@ -12,11 +12,29 @@ bit-identical however the cells are scheduled: serially, on any number of local 
 or on a remote cluster.
 """
 
-from numerics.sweep.engine import (DaskExecutor, SerialExecutor, SweepFailed, SweepRun, make_executor,
-                                   run_sweep, run_sweeps)
+from numerics.sweep.engine import (
+    DaskExecutor,
+    SerialExecutor,
+    SweepFailed,
+    SweepRun,
+    make_executor,
+    run_sweep,
+    run_sweeps,
+)
 from numerics.sweep.experiment import Experiment
 from numerics.sweep.registry import experiments, resolve
 from numerics.sweep.store import ResultStore
 
-__all__ = ["DaskExecutor", "Experiment", "ResultStore", "SerialExecutor", "SweepFailed", "SweepRun", "experiments",
-           "make_executor", "resolve", "run_sweep", "run_sweeps"]
+__all__ = [
+    "DaskExecutor",
+    "Experiment",
+    "ResultStore",
+    "SerialExecutor",
+    "SweepFailed",
+    "SweepRun",
+    "experiments",
+    "make_executor",
+    "resolve",
+    "run_sweep",
+    "run_sweeps",
+]

@@ -73,8 +73,9 @@ def parse_sets(items) -> dict:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m numerics.sweep", description=__doc__,
-                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = _Parser(
+        prog="python -m numerics.sweep", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("command", type=str.upper, choices=("LIST", "RUN", "STATUS"), help="LIST, RUN or STATUS")
     p.add_argument("experiments", nargs="*", help="experiment names, papers, or 'all'")
     p.add_argument("--profile", choices=("quick", "full"), default="quick", help="sizes of this audit profile")
@@ -114,8 +115,14 @@ def status(names, profile: str, overrides: dict, store: ResultStore) -> dict:
                 compute_s += float(found.meta.get("worker", {}).get("elapsed_s", 0.0))
         rows.append({"name": exp.name, "cells": len(cells), **counts, "compute_s": round(compute_s, 1)})
     others = [f for f in store.files() if f.resolve() not in wanted]
-    return {"store": str(store.root), "profile": profile, "overrides": overrides, "experiments": rows,
-            "other_files": len(others), "temporary_files": len(store.leftover_temporaries())}
+    return {
+        "store": str(store.root),
+        "profile": profile,
+        "overrides": overrides,
+        "experiments": rows,
+        "other_files": len(others),
+        "temporary_files": len(store.leftover_temporaries()),
+    }
 
 
 def run(names, profile: str, overrides: dict, store: ResultStore, scheduler: str, workers, quiet: bool) -> dict:
@@ -129,13 +136,26 @@ def run(names, profile: str, overrides: dict, store: ResultStore, scheduler: str
     with make_executor(scheduler, workers) as executor:
         runs = run_sweeps(chosen, profile, overrides, store=store, executor=executor, progress=False if quiet else None)
         for exp, res in zip(chosen, runs):
-            rows.append({"name": exp.name, "cells": len(res.params), "reused": res.count("reused"),
-                         "computed": res.count("computed"), "failed": res.count("failed"),
-                         "wall_s": round(res.wall_s, 2), "compute_s": round(_compute_s(res.outcomes), 2),
-                         "recomputed_because": _reasons(res.outcomes),
-                         "failures": [{"cell": describe(o.params), "error": o.error} for o in res.failures]})
-    return {"store": str(store.root), "profile": profile, "overrides": overrides,
-            "scheduler": executor.description, "experiments": rows}
+            rows.append(
+                {
+                    "name": exp.name,
+                    "cells": len(res.params),
+                    "reused": res.count("reused"),
+                    "computed": res.count("computed"),
+                    "failed": res.count("failed"),
+                    "wall_s": round(res.wall_s, 2),
+                    "compute_s": round(_compute_s(res.outcomes), 2),
+                    "recomputed_because": _reasons(res.outcomes),
+                    "failures": [{"cell": describe(o.params), "error": o.error} for o in res.failures],
+                }
+            )
+    return {
+        "store": str(store.root),
+        "profile": profile,
+        "overrides": overrides,
+        "scheduler": executor.description,
+        "experiments": rows,
+    }
 
 
 def _compute_s(outcomes: list[CellOutcome]) -> float:
@@ -158,22 +178,32 @@ def _render(command: str, data) -> str:
     if command == "LIST":
         width = max(len(r["name"]) for r in data)
         return "\n".join(f"{r['name']:<{width}}  {r['cells']:>5} cells  {r['summary']}" for r in data)
-    head = f"store {data['store']} (profile {data['profile']}" + \
-        (f", sizes {data['overrides']}" if data["overrides"] else "") + ")"
+    head = (
+        f"store {data['store']} (profile {data['profile']}"
+        + (f", sizes {data['overrides']}" if data["overrides"] else "")
+        + ")"
+    )
     if command == "STATUS":
         width = max([len(r["name"]) for r in data["experiments"]] + [10])
         lines = [head, f"{'experiment':<{width}}  cells  stored  missing  stale  corrupt  compute_s"]
-        lines += [f"{r['name']:<{width}}  {r['cells']:>5}  {r['stored']:>6}  {r['missing']:>7}  {r['stale']:>5}  "
-                  f"{r['corrupt']:>7}  {r['compute_s']:>9.1f}" for r in data["experiments"]]
-        lines.append(f"other cell files in the store: {data['other_files']}; "
-                     f"temporary files of interrupted writes: {data['temporary_files']}")
+        lines += [
+            f"{r['name']:<{width}}  {r['cells']:>5}  {r['stored']:>6}  {r['missing']:>7}  {r['stale']:>5}  "
+            f"{r['corrupt']:>7}  {r['compute_s']:>9.1f}"
+            for r in data["experiments"]
+        ]
+        lines.append(
+            f"other cell files in the store: {data['other_files']}; "
+            f"temporary files of interrupted writes: {data['temporary_files']}"
+        )
         return "\n".join(lines)
     lines = [head, f"scheduler: {data['scheduler']}"]
     for r in data["experiments"]:
         why = ", ".join(f"{k} {v}" for k, v in r["recomputed_because"].items())
-        lines.append(f"{r['name']}: {r['cells']} cells, {r['reused']} reused, {r['computed']} computed"
-                     f"{' (' + why + ')' if why else ''}, {r['failed']} failed; wall {r['wall_s']:.1f} s, "
-                     f"compute {r['compute_s']:.1f} s")
+        lines.append(
+            f"{r['name']}: {r['cells']} cells, {r['reused']} reused, {r['computed']} computed"
+            f"{' (' + why + ')' if why else ''}, {r['failed']} failed; wall {r['wall_s']:.1f} s, "
+            f"compute {r['compute_s']:.1f} s"
+        )
         lines += [f"  FAILED cell {f['cell']}: {f['error']}" for f in r["failures"]]
     return "\n".join(lines)
 
@@ -200,8 +230,7 @@ def main(argv=None) -> int:
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
     except KeyboardInterrupt:
-        print("sweep: interrupted; finished cells are stored, run the same command again to continue",
-              file=sys.stderr)
+        print("sweep: interrupted; finished cells are stored, run the same command again to continue", file=sys.stderr)
         return 130
     except OSError as exc:  # the store became unwritable during the run (a full disk, a lost mount)
         print(f"sweep: error: {exc}; the cells stored before it are kept", file=sys.stderr)

@@ -22,6 +22,7 @@ import struct
 
 import numpy as np
 
+
 def encode(value) -> tuple[object, dict[str, np.ndarray]]:
     """``(skeleton, arrays)`` of ``value``; raises ``TypeError`` naming the path of an unsupported value."""
     arrays: dict[str, np.ndarray] = {}
@@ -56,7 +57,7 @@ def decode(skeleton, arrays) -> object:
     """The value encoded as ``(skeleton, arrays)`` (the inverse of :func:`encode`)."""
     if skeleton is None or isinstance(skeleton, (bool, str)):
         return skeleton
-    (kind, body), = ((k, v) for k, v in skeleton.items() if k != "scalar")
+    ((kind, body),) = ((k, v) for k, v in skeleton.items() if k != "scalar")
     if kind == "int":
         return int(body)
     if kind == "float":

@@ -117,9 +117,16 @@ def execute_cell(compute, params: dict, threads: int | None, modules: tuple[str,
         value = compute(params)
     finally:
         numba.set_num_threads(old)
-    info = {"code_version": code_version(modules), "host": socket.gethostname(), "pid": os.getpid(),
-            "elapsed_s": time.perf_counter() - t0, "python": platform.python_version(),
-            "numpy": np.__version__, "numba": numba.__version__, "machine": platform.machine()}
+    info = {
+        "code_version": code_version(modules),
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "elapsed_s": time.perf_counter() - t0,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "numba": numba.__version__,
+        "machine": platform.machine(),
+    }
     return value, info
 
 
@@ -170,8 +177,11 @@ class DaskExecutor:
 
     @property
     def description(self) -> str:
-        return f"dask scheduler {self.address}" if self.address else \
-            f"dask LocalCluster ({self.workers or os.cpu_count()} workers)"
+        return (
+            f"dask scheduler {self.address}"
+            if self.address
+            else f"dask LocalCluster ({self.workers or os.cpu_count()} workers)"
+        )
 
     def __enter__(self):
         return self
@@ -211,8 +221,14 @@ class DaskExecutor:
         main = threading.current_thread() is threading.main_thread()
         old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
         try:
-            return LocalCluster(n_workers=self.workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                                dashboard_address=":0", silence_logs=logging.ERROR, env={"NUMBA_NUM_THREADS": "1"})
+            return LocalCluster(
+                n_workers=self.workers or os.cpu_count() or 1,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",
+                silence_logs=logging.ERROR,
+                env={"NUMBA_NUM_THREADS": "1"},
+            )
         finally:
             if main:
                 signal.signal(signal.SIGINT, old)
@@ -257,8 +273,10 @@ def make_executor(scheduler: str | None, workers: int | None = None, log=None):
         return DaskExecutor(None, workers, log)
     port = scheduler.rsplit(":", 1)[-1] if ":" in scheduler.split("://", 1)[-1] else ""
     if not port.isdigit():
-        raise ValueError(f"scheduler must be 'serial', 'local' or a Dask scheduler address such as "
-                         f"tcp://host:8786; got {scheduler!r}")
+        raise ValueError(
+            f"scheduler must be 'serial', 'local' or a Dask scheduler address such as "
+            f"tcp://host:8786; got {scheduler!r}"
+        )
     if workers is not None:
         raise ValueError("workers: the number of workers of an existing scheduler is set where it runs")
     return DaskExecutor(scheduler, None, log)
@@ -286,14 +304,23 @@ def _lookup(experiment: Experiment, profile: str, overrides: dict | None, store:
             values[i] = found.value
             outcomes[i] = CellOutcome(p, "reused", elapsed_s=worker.get("elapsed_s", 0.0), host=worker.get("host", ""))
         else:
-            outcomes[i] = CellOutcome(p, "computed", reason=found.status + (f": {found.reason}" if found.reason else ""))
+            outcomes[i] = CellOutcome(
+                p, "computed", reason=found.status + (f": {found.reason}" if found.reason else "")
+            )
             pending.append(i)
     return SweepRun(experiment, sizes, params, values, outcomes), pending
 
 
-def run_sweeps(experiments: list[Experiment], profile: str = "quick", overrides: dict | None = None, *,
-               store: ResultStore | None = None, executor=None, progress: bool | None = None,
-               progress_stream=None) -> list[SweepRun]:
+def run_sweeps(
+    experiments: list[Experiment],
+    profile: str = "quick",
+    overrides: dict | None = None,
+    *,
+    store: ResultStore | None = None,
+    executor=None,
+    progress: bool | None = None,
+    progress_stream=None,
+) -> list[SweepRun]:
     """Run (or reuse from ``store``) every cell of ``experiments`` at the sizes of ``profile`` + ``overrides``.
 
     The missing cells of all the experiments go to the executor together (no barrier
@@ -317,8 +344,11 @@ def run_sweeps(experiments: list[Experiment], profile: str = "quick", overrides:
         label = runs[0].experiment.name if len(runs) == 1 else f"{len(runs)} experiments"
         bar = Progress(label, total, stream=progress_stream, enabled=progress)
         bar.start(reused=total - len(todo))
-        provenance = {"package_version": package_version(), "git_revision": git_revision(),
-                      "client_host": socket.gethostname()}
+        provenance = {
+            "package_version": package_version(),
+            "git_revision": git_revision(),
+            "client_host": socket.gethostname(),
+        }
         tasks = [(run.experiment.compute, run.params[i], run.experiment.code_modules) for run, i in todo]
         try:
             for j, ok, payload in executor.run(tasks):
@@ -337,8 +367,13 @@ def _record(run: SweepRun, i: int, ok: bool, payload, store: ResultStore | None,
     if ok:
         value, info = payload
         if info["code_version"] != exp.code_version:
-            ok, payload = False, (f"worker {info['host']} runs code version {info['code_version']}, this is "
-                                  f"{exp.code_version}: install the same revision on the workers")
+            ok, payload = (
+                False,
+                (
+                    f"worker {info['host']} runs code version {info['code_version']}, this is "
+                    f"{exp.code_version}: install the same revision on the workers"
+                ),
+            )
     if not ok:
         outcome.status, outcome.error = "failed", payload
         return False
@@ -346,10 +381,15 @@ def _record(run: SweepRun, i: int, ok: bool, payload, store: ResultStore | None,
     outcome.elapsed_s, outcome.host = info["elapsed_s"], info["host"]
     if store is not None:
         params = run.params[i]
-        meta = {"experiment": exp.name, "params": params, "seed": params.get("kwargs", params).get("seed"),
-                "code_version": exp.code_version,
-                "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "worker": info,
-                **provenance}
+        meta = {
+            "experiment": exp.name,
+            "params": params,
+            "seed": params.get("kwargs", params).get("seed"),
+            "code_version": exp.code_version,
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "worker": info,
+            **provenance,
+        }
         store.save(exp.name, params, value, meta)
     return True
 

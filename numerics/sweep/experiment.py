@@ -75,8 +75,10 @@ def code_version(modules: tuple[str, ...]) -> str:
         with open(spec.origin, "rb") as f:
             h.update(name.encode() + b"\0" + f.read() + b"\0")
     libc = " ".join(platform.libc_ver())
-    h.update(f"numpy {np.__version__}; numba {numba.__version__}; llvmlite {llvmlite.__version__}; {libc}; "
-             f"{platform.machine()}".encode())
+    h.update(
+        f"numpy {np.__version__}; numba {numba.__version__}; llvmlite {llvmlite.__version__}; {libc}; "
+        f"{platform.machine()}".encode()
+    )
     return h.hexdigest()[:16]
 
 

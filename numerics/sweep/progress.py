@@ -63,8 +63,10 @@ class Progress:
         elapsed = self.now - self.t0
         ran = self.computed + self.failed
         eta = _hms(elapsed / ran * (self.total - done)) if ran else "?"
-        return (f"{self.label}: {done}/{self.total} cells ({self.reused} stored, {self.failed} failed) "
-                f"elapsed {_hms(elapsed)} ETA {eta}")
+        return (
+            f"{self.label}: {done}/{self.total} cells ({self.reused} stored, {self.failed} failed) "
+            f"elapsed {_hms(elapsed)} ETA {eta}"
+        )
 
     def _draw(self) -> None:
         if self.enabled:

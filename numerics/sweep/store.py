@@ -102,8 +102,12 @@ def write_cell(path: Path, value, meta: dict) -> None:
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     payload = buf.getvalue()
-    header = json.dumps({"meta": meta, "skeleton": skeleton, "payload_bytes": len(payload)},
-                        sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
+    header = json.dumps(
+        {"meta": meta, "skeleton": skeleton, "payload_bytes": len(payload)},
+        sort_keys=True,
+        separators=(",", ":"),
+        allow_nan=False,
+    ).encode()
     digest = hashlib.sha256(header + b"\n" + payload).hexdigest().encode()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{socket.gethostname()}-{os.getpid()}-", dir=path.parent)
@@ -138,7 +142,7 @@ def read_cell(path: Path) -> tuple[object, dict]:
     data = Path(path).read_bytes()
     if not data.startswith(MAGIC):
         raise CorruptCell("not a cell file (bad first line)")
-    rest = data[len(MAGIC):]
+    rest = data[len(MAGIC) :]
     try:
         header, digest, payload = rest.split(b"\n", 2)
     except ValueError:
@@ -195,8 +199,12 @@ class ResultStore:
         if meta.get("experiment") != experiment or canonical(meta.get("params", {})) != canonical(params):
             return Lookup("config-mismatch", path, meta=meta, reason="the file holds another configuration")
         if meta.get("code_version") != code_version:
-            return Lookup("code-mismatch", path, meta=meta,
-                          reason=f"computed by code version {meta.get('code_version')}, this is {code_version}")
+            return Lookup(
+                "code-mismatch",
+                path,
+                meta=meta,
+                reason=f"computed by code version {meta.get('code_version')}, this is {code_version}",
+            )
         return Lookup("ok", path, value, meta)
 
     def files(self, experiment: str | None = None) -> list[Path]:
@@ -213,7 +221,7 @@ class ResultStore:
         host = socket.gethostname()
         removed = 0
         for tmp in self.leftover_temporaries():
-            parts = tmp.name[len(TMP_PREFIX):].rsplit("-", 2)
+            parts = tmp.name[len(TMP_PREFIX) :].rsplit("-", 2)
             if len(parts) != 3 or parts[0] != host or not parts[1].isdigit():
                 continue
             if not _alive(int(parts[1])):

@@ -46,7 +46,9 @@ def test_transformation_and_generator(audit):
     U, V, A = laws.matrix_symbols("U", 2, 2), laws.matrix_symbols("V", 2, 2), laws.matrix_symbols("A", 2, 2)
     TA = laws.vec(U * (sp.eye(2) + eps * A + eps**2 * A**2 / 2), V * (sp.eye(2) - eps * A.T + eps**2 * (A.T) ** 2 / 2))
     d_eps = TA.diff(eps).subs(eps, 0)
-    audit.ours("dphi Delta_A = 0 for general A (n=2, m=3, r=2); U e^{eps A} e^{-eps A} V^T - U V^T = O(eps^6) (n=m=1, r=2)")
+    audit.ours(
+        "dphi Delta_A = 0 for general A (n=2, m=3, r=2); U e^{eps A} e^{-eps A} V^T - U V^T = O(eps^6) (n=m=1, r=2)"
+    )
     audit.evidence(
         "SymPy: the directional derivative of every entry of U V^T along (UA, -VA^T) vanishes identically for a "
         "general (non-symmetric) symbolic A; the product along the truncated exponentials has zero Taylor "
@@ -80,7 +82,9 @@ def test_grad_psi_A(audit):
     g = laws.gradient(laws.psi_A(U, V, A), theta)
     paper = laws.vec(2 * U * A, -2 * V * A)
     audit.ours("grad tr(A (U^T U - V^T V)) - (2UA, -2VA) = 0; = 2 Delta_A (n=2, m=3, r=2, A symmetric)")
-    audit.evidence("SymPy gradient of Psi_A with a symbolic symmetric A compared entrywise with (2UA, -2VA) and 2 Delta_A.")
+    audit.evidence(
+        "SymPy gradient of Psi_A with a symbolic symmetric A compared entrywise with (2UA, -2VA) and 2 Delta_A."
+    )
     assert _all_zero(g - paper)
     assert _all_zero(g - 2 * laws.generator(U, V, A))
 
@@ -100,7 +104,9 @@ def test_mf_laws_conserved(audit):
         model = laws.mf_model(*shape)
         rates[shape] = {name: laws.gradient_flow_rate(model, name) for name in model.laws}
     audit.ours({str(k): "all dPsi_ij/dt = 0" if all(x == 0 for x in v.values()) else str(v) for k, v in rates.items()})
-    audit.evidence("Every entry of Psi = U^T U - V^T V differentiated along theta' = -grad F(U V^T), F arbitrary (jet): 0.")
+    audit.evidence(
+        "Every entry of Psi = U^T U - V^T V differentiated along theta' = -grad F(U V^T), F arbitrary (jet): 0."
+    )
     assert all(x == 0 for v in rates.values() for x in v.values())
 
 
@@ -124,7 +130,11 @@ def _mf_rank(model, point) -> int:
 @claim("CF-1.NGF")
 def test_number_of_laws_is_attained(audit):
     rows = {}
-    models = [laws.scalar_model(), *(laws.mf_model(*s) for s in MF_SHAPES[:6]), *(laws.relu_model(*s) for s in RELU_SHAPES)]
+    models = [
+        laws.scalar_model(),
+        *(laws.mf_model(*s) for s in MF_SHAPES[:6]),
+        *(laws.relu_model(*s) for s in RELU_SHAPES),
+    ]
     for model in models:
         point = laws.generic_point(model, SEEDS[0])
         n_lie = laws.number_of_laws(model, point)
@@ -168,13 +178,21 @@ def test_mf_rank_two_has_three_laws(audit):
     assert all(v == 3 for v in counts.values())
 
 
-@claim("CF-2.relu-diag", reading="'admissible' read as: Delta_A leaves phi_ReLU = (u_j v_j^T)_j invariant at every theta")
+@claim(
+    "CF-2.relu-diag", reading="'admissible' read as: Delta_A leaves phi_ReLU = (u_j v_j^T)_j invariant at every theta"
+)
 def test_relu_admissible_generators(audit):
     shapes = [(1, 2, 2), (2, 2, 3), (1, 3, 3)]
     results = {s: laws.relu_admissible_generators(*s) for s in shapes}
     pointwise = {s: len(laws.relu_kernel_generators_at(*s)) for s in shapes}
-    audit.ours({str(s): f"{len(B)} generators, all diagonal: {all(b.is_diagonal() for b in B)}; pointwise kernel dim {pointwise[s]}"
-                for s, B in results.items()})
+    audit.ours(
+        {
+            str(
+                s
+            ): f"{len(B)} generators, all diagonal: {all(b.is_diagonal() for b in B)}; pointwise kernel dim {pointwise[s]}"
+            for s, B in results.items()
+        }
+    )
     audit.evidence(
         "Linear equations on A from every theta-coefficient of dphi_ReLU Delta_A = 0: the solution space is Diag(r). "
         "Pointwise (one generic theta) the kernel is Diag(r) when max(n, d) >= r but larger when n, d < r (n = d = 2, "
@@ -206,7 +224,9 @@ def test_relu_count(audit):
             point = laws.generic_point(model, seed)
             rows[(shape, seed)] = (laws.number_of_laws(model, point), laws.laws_rank_at(model, point))
     audit.ours({f"(n,d,r)={s} seed {sd}": f"N_GF {a}, independent h_j {b}" for (s, sd), (a, b) in rows.items()})
-    audit.evidence("D - dim Lie(W_phi) with phi_j = u_j v_j^T at generic rational points, vs r and the rank of the h_j.")
+    audit.evidence(
+        "D - dim Lie(W_phi) with phi_j = u_j v_j^T at generic rational points, vs r and the rank of the h_j."
+    )
     assert all(a == s[2] and b == s[2] for (s, _), (a, b) in rows.items())
 
 
@@ -217,7 +237,9 @@ def test_admissible_test_spaces(audit):
     relu_gen = laws.relu_admissible_generators(1, 3, 3)
     # ReLU test space: gradient generators (Sym) that are also admissible (Diag): Diag(3)
     relu_test = [B for B in relu_gen if B.is_symmetric()]
-    audit.ours(f"scalar: dim {len(scalar)} (R); MF r=3: dim {len(mf)} symmetric; ReLU r=3: dim {len(relu_test)} diagonal")
+    audit.ours(
+        f"scalar: dim {len(scalar)} (R); MF r=3: dim {len(mf)} symmetric; ReLU r=3: dim {len(relu_test)} diagonal"
+    )
     audit.evidence(
         "Gradient generators Delta_A solved exactly (J_A symmetric) give Sym(r) (R for r = 1); the ReLU admissible "
         "generators (invariance of (u_j v_j^T)_j at every theta) are Diag(r) (a subspace of Sym(r))."
@@ -233,7 +255,12 @@ def test_law_drift_along_central_flow(audit):
     for model, name in cases:
         direct, paper = laws.central_flow_law_rate(model, name)
         diffs[f"{model.name} {name}"] = (sp.expand(direct - paper), paper != 0)
-    audit.ours({k: f"<grad h, theta'> - (-(eta/2) D_grad h <H,Sigma>) = {d}; drift nonzero: {nz}" for k, (d, nz) in diffs.items()})
+    audit.ours(
+        {
+            k: f"<grad h, theta'> - (-(eta/2) D_grad h <H,Sigma>) = {d}; drift nonzero: {nz}"
+            for k, (d, nz) in diffs.items()
+        }
+    )
     audit.evidence(
         "Central-flow velocity built from the SymPy Hessian of an arbitrary loss F of the product (third-order jet) "
         "and a general symmetric Sigma; <grad h, theta'> minus the paper's expression expands to 0."
@@ -262,7 +289,9 @@ def test_hessian_split(audit):
         H, Hp, Hc = laws.hessian_split(model)
         ok[model.name] = _all_zero(H - Hp - Hc) and not _all_zero(Hc)
     audit.ours({k: "H - H_p - H_c = 0, H_c != 0" if v else "FAILED" for k, v in ok.items()})
-    audit.evidence("Hessian of an arbitrary loss of the product (second-order jet) vs dphi^T K dphi + sum_a g_a grad^2 phi_a.")
+    audit.evidence(
+        "Hessian of an arbitrary loss of the product (second-order jet) vs dphi^T K dphi + sum_a g_a grad^2 phi_a."
+    )
     assert all(ok.values())
 
 

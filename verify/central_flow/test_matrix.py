@@ -72,8 +72,12 @@ def test_dphi(audit):
 @claim("CF-C.gram")
 def test_gram_rates(audit):
     res = {s: M.gram_rates(*s) for s in [(2, 3, 2), (1, 2, 3)]}
-    audit.ours({str(s): "both differences zero" if all(_zero(x) for x in d.values()) else str(d) for s, d in res.items()})
-    audit.evidence("Directional derivatives of U^T U and V^T V along (UA, -VA), A symbolic symmetric, minus the stated rates.")
+    audit.ours(
+        {str(s): "both differences zero" if all(_zero(x) for x in d.values()) else str(d) for s, d in res.items()}
+    )
+    audit.evidence(
+        "Directional derivatives of U^T U and V^T V along (UA, -VA), A symbolic symmetric, minus the stated rates."
+    )
     assert all(_zero(x) for d in res.values() for x in d.values())
 
 

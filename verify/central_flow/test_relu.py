@@ -41,7 +41,9 @@ def test_diagonal_flow_keeps_network_and_region(audit):
     lam = sp.symbols("lambda0:3", real=True)
     V, X = laws.matrix_symbols("V", 2, 3), laws.matrix_symbols("X", 2, 2)
     Z_flow = X * V * sp.diag(*[sp.exp(-eps * l) for l in lam])  # V(eps) = V e^{-eps A}
-    scaled = all(sp.simplify(Z_flow[i, j] - (X * V)[i, j] * sp.exp(-eps * lam[j])) == 0 for i in range(2) for j in range(3))
+    scaled = all(
+        sp.simplify(Z_flow[i, j] - (X * V)[i, j] * sp.exp(-eps * lam[j])) == 0 for i in range(2) for j in range(3)
+    )
     audit.ours({str(k): "D_Delta_A outputs = 0" if _zero(v) else str(v) for k, v in outs.items()})
     audit.evidence(
         "SymPy: the outputs U D_i V^T x_i have zero derivative along (UA, -VA), A = diag(lambda) symbolic, for every "
@@ -54,8 +56,12 @@ def test_diagonal_flow_keeps_network_and_region(audit):
 @claim("CF-D.gram", reading="Pi := sum_i pi_i pi_i^T with pi_i = D_i V^T x_i (the definition of Pi is lost)")
 def test_gram_rates(audit):
     res = {c[:4]: R.gram_rates(*c) for c in CASES[:2]}
-    audit.ours({str(k): "both differences zero" if all(_zero(x) for x in v.values()) else str(v) for k, v in res.items()})
-    audit.evidence("Directional derivatives of U^T U and Pi along (UA, -VA), A diagonal symbolic, minus the stated rates.")
+    audit.ours(
+        {str(k): "both differences zero" if all(_zero(x) for x in v.values()) else str(v) for k, v in res.items()}
+    )
+    audit.evidence(
+        "Directional derivatives of U^T U and Pi along (UA, -VA), A diagonal symbolic, minus the stated rates."
+    )
     assert all(_zero(x) for v in res.values() for x in v.values())
 
 
@@ -169,7 +175,9 @@ def test_projection(audit):
     BR = R.project_diag(Bt)
     paper = sp.expand(-laws.eta * sum(a * b for a, b in zip(A, BR)))
     offdiag = any(Bt[i, j] != 0 for i in range(r) for j in range(r) if i != j)
-    audit.ours(f"Psi_A' (central flow) + eta <A, P_Diag B~> = {sp.expand(direct - paper)}; off-diagonal of B~ nonzero: {offdiag}")
+    audit.ours(
+        f"Psi_A' (central flow) + eta <A, P_Diag B~> = {sp.expand(direct - paper)}; off-diagonal of B~ nonzero: {offdiag}"
+    )
     audit.evidence(
         "theta' = -eta grad L - (eta/2) grad tr(H Sigma) for the fixed-region loss (n=1, d=2, r=2, N=2, one sample); "
         "<grad Psi_A, theta'> for A = diag(lambda) equals -eta <A, diag part of B~_ReLU>; B~_ReLU has nonzero "
@@ -201,8 +209,12 @@ def test_surviving_combinations(audit):
     for c in perp:
         g = sum((ci * gi for ci, gi in zip(c, grads)), sp.zeros(len(theta), 1))
         drifts.append(laws.directional(pair, theta, g).subs(point))
-    along = laws.directional(pair, theta, sum((bi * gi for bi, gi in zip(b, grads)), sp.zeros(len(theta), 1))).subs(point)
-    audit.ours(f"b = {list(b)}; dim b-perp = {len(perp)}; drifts of the b-perp combinations: {drifts}; along b: {along}")
+    along = laws.directional(pair, theta, sum((bi * gi for bi, gi in zip(b, grads)), sp.zeros(len(theta), 1))).subs(
+        point
+    )
+    audit.ours(
+        f"b = {list(b)}; dim b-perp = {len(perp)}; drifts of the b-perp combinations: {drifts}; along b: {along}"
+    )
     audit.evidence(
         "Exact rational data, weights and two oscillation samples (n=1, d=3, r=3, N=3): b from the Hessian drift of "
         "each h_j; b != 0, its orthogonal complement has dimension r - 1 = 2 and the combinations sum c_j h_j with c "
@@ -262,8 +274,10 @@ def test_averaged_gradient(audit):
         for _ in range(3):
             D3 = laws.directional(D3, theta, p)
         third += laws.gradient(D3, theta) / 6 / len(pts)
-    audit.ours(f"symmetric law: gap = {'0' if _zero(sym_gap) else sym_gap.T}; asymmetric 3-point law: gap - third-moment term = "
-               f"{'0' if _zero(asym_gap - third) else 'NONZERO'} (gap itself nonzero: {not _zero(asym_gap)})")
+    audit.ours(
+        f"symmetric law: gap = {'0' if _zero(sym_gap) else sym_gap.T}; asymmetric 3-point law: gap - third-moment term = "
+        f"{'0' if _zero(asym_gap - third) else 'NONZERO'} (gap itself nonzero: {not _zero(asym_gap)})"
+    )
     audit.evidence(
         "Fixed-region ReLU loss (n=1, d=2, r=2, N=2): SymPy average of grad L over {+q, -q} with symbolic q equals "
         "grad L + (1/2) grad tr(H q q^T); for a zero-mean three-point law the difference is the third-moment term."

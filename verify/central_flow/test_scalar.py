@@ -34,7 +34,9 @@ def _subs(expr, p, s2=sp.Rational(3, 7)):
 def _mp_top_eigvec(p):
     """Top eigenpair of the Hessian at the rational point p, by mpmath at DPS digits (independent of SymPy)."""
     H = S.hessian().subs({u: p[0], v: p[1], y: p[2]})
-    Hm = mpmath.matrix([[mpmath.mpf(sp.Rational(H[i, j]).p) / sp.Rational(H[i, j]).q for j in range(2)] for i in range(2)])
+    Hm = mpmath.matrix(
+        [[mpmath.mpf(sp.Rational(H[i, j]).p) / sp.Rational(H[i, j]).q for j in range(2)] for i in range(2)]
+    )
     E, Q = mpmath.eigsy(Hm)
     k = 0 if E[0] > E[1] else 1
     return E[k], Q[:, k]
@@ -115,7 +117,9 @@ def test_one_critical_direction_pairing(audit):
     g_frozen = S.gradient((S.hessian() * Sfree).trace(), S.THETA)
     g_frozen = g_frozen.subs({S.s_uu: Sigma[0, 0], S.s_uv: Sigma[0, 1], S.s_vv: Sigma[1, 1]})
     hf = [sp.simplify(e) for e in g_frozen - sigma2 * S.grad_lambda_max()]
-    audit.ours(f"|w|^2 = {unit}; <H, sigma^2 w w^T> - sigma^2 lambda_max = {ours}; frozen-Sigma gradient - sigma^2 grad lambda_max = {hf}")
+    audit.ours(
+        f"|w|^2 = {unit}; <H, sigma^2 w w^T> - sigma^2 lambda_max = {ours}; frozen-Sigma gradient - sigma^2 grad lambda_max = {hf}"
+    )
     audit.evidence(
         "w = (b, h/2 + R)/sqrt(R(2R + h)) from the derived Hessian; SymPy simplify of the pairing and of the "
         "frozen-Sigma gradient (Hellmann-Feynman) against the closed-form lambda_max."
@@ -140,8 +144,11 @@ def test_eq18(audit):
         for p in POINTS:
             _, wq = _mp_top_eigvec(p)
             dHp = dH.subs({u: p[0], v: p[1], y: p[2]})
-            quad = sum(wq[i] * wq[j] * mpmath.mpf(sp.Rational(dHp[i, j]).p) / sp.Rational(dHp[i, j]).q
-                       for i in range(2) for j in range(2))
+            quad = sum(
+                wq[i] * wq[j] * mpmath.mpf(sp.Rational(dHp[i, j]).p) / sp.Rational(dHp[i, j]).q
+                for i in range(2)
+                for j in range(2)
+            )
             s2 = mpmath.mpf(3) / 7
             num = -mpmath.mpf(sp.Rational(p[3]).p) / sp.Rational(p[3]).q / 2 * s2 * quad
             worst = max(worst, abs(num - mpmath.mpf(sp.N(_subs(closed, p), DPS + 10))))
@@ -215,8 +222,10 @@ def test_terminal_lambda_max(audit):
             vv = yy / uu
             evs = S.hessian().subs({u: uu, v: vv, y: yy}).eigenvals()
             top = max(evs, key=lambda e: sp.N(e))
-            checks.append(sp.simplify(top - (uu**2 + vv**2)) == 0
-                          and sp.simplify(top - sp.sqrt((uu**2 - vv**2) ** 2 + 4 * yy**2)) == 0)
+            checks.append(
+                sp.simplify(top - (uu**2 + vv**2)) == 0
+                and sp.simplify(top - sp.sqrt((uu**2 - vv**2) ** 2 + 4 * yy**2)) == 0
+            )
     audit.ours(ours, label="lambda_max at zero loss")
     audit.evidence(
         "At u v = y: b = y and (u^2 + v^2)^2 = h^2 + 4 y^2 (SymPy identity), so (u^2+v^2)/2 + R = sqrt(h^2 + 4y^2); "

@@ -54,15 +54,21 @@ P2_MAX = 0.5  # the midpoint "removes the dominant period-two oscillation": less
 PAPER_RUNS = 3  # the paper's "three random initialisations / seeds"
 P2_SKIP = 3  # period-two amplitudes are compared from step 3 on (the first steps are the catapult itself)
 
-READ_SCALAR = ("lost setting read as y = 1, eta = 0.9, u0 ~ U(1.2, 1.35), v0 ~ U(0.1, 0.3) (h0 > 0 above the bound "
-               "0.969, lambda_max(theta0) < 2/eta), T = 200; loss (uv - y)^2/2; time in GD steps")
-READ_MF = ("lost setting read as n = m = 3, r = 2, eta = 0.9, Y = A diag(1, 1/2) B^T (random orthonormal A, B), "
-           "U0 = 1.2 G/|G|_2, V0 = 0.3 G'/|G'|_2 (Gaussian G), draws starting above the edge skipped, T = 100; "
-           "loss |UV^T - Y|_F^2/2")
-READ_RELU = ("lost setting read as n = 1, d = 3, N = 6, r = 3, eta = 0.9, x_i uniform on the sphere, targets of a "
-             "two-unit ReLU teacher with |y| = 1, U0 = 0.7 G/|G|_2, V0 = 0.7 G'/|G'|_2, draws starting above the edge "
-             "or without an EOS contact off an activation boundary skipped, T = 60; the 'active rank-one EOS point' "
-             "read as the first EOS contact of the hybrid flow; loss (1/2) sum_i |g(x_i) - y_i|^2")
+READ_SCALAR = (
+    "lost setting read as y = 1, eta = 0.9, u0 ~ U(1.2, 1.35), v0 ~ U(0.1, 0.3) (h0 > 0 above the bound "
+    "0.969, lambda_max(theta0) < 2/eta), T = 200; loss (uv - y)^2/2; time in GD steps"
+)
+READ_MF = (
+    "lost setting read as n = m = 3, r = 2, eta = 0.9, Y = A diag(1, 1/2) B^T (random orthonormal A, B), "
+    "U0 = 1.2 G/|G|_2, V0 = 0.3 G'/|G'|_2 (Gaussian G), draws starting above the edge skipped, T = 100; "
+    "loss |UV^T - Y|_F^2/2"
+)
+READ_RELU = (
+    "lost setting read as n = 1, d = 3, N = 6, r = 3, eta = 0.9, x_i uniform on the sphere, targets of a "
+    "two-unit ReLU teacher with |y| = 1, U0 = 0.7 G/|G|_2, V0 = 0.7 G'/|G'|_2, draws starting above the edge "
+    "or without an EOS contact off an activation boundary skipped, T = 60; the 'active rank-one EOS point' "
+    "read as the first EOS contact of the hybrid flow; loss (1/2) sum_i |g(x_i) - y_i|^2"
+)
 
 
 # --- helpers ---------------------------------------------------------------------------------------------
@@ -116,10 +122,14 @@ ALT_FAIL = 0.25  # the alternative a per-draw check must detect: the property fa
 
 def _per_draw_power(audit, n: int, what: str = "the property") -> None:
     """Power of "holds in every one of n independent draws" against a property failing in ALT_FAIL of draws."""
-    audit.power(1 - (1 - ALT_FAIL) ** n, alternative=(
-        f"{what} fails in a quarter of the draws: a statement about the figures' runs should hold for almost every "
-        "start of the (reconstructed) setting"), method=f"exact: P(at least one of {n} independent draws fails) = "
-        f"1 - 0.75^{n}")
+    audit.power(
+        1 - (1 - ALT_FAIL) ** n,
+        alternative=(
+            f"{what} fails in a quarter of the draws: a statement about the figures' runs should hold for almost every "
+            "start of the (reconstructed) setting"
+        ),
+        method=f"exact: P(at least one of {n} independent draws fails) = 1 - 0.75^{n}",
+    )
 
 
 def _save(audit, fig, name):
@@ -162,27 +172,46 @@ def _scalar_run(i, rel=0.0):
     lam = np.array([F.sharpness(model, x)[0] for x in cf.theta])
     act = np.nonzero(cf.k > 0)[0]
     vel = [F.central_flow_velocity(model, cf.theta[j], eta) for j in act]
-    hdot = np.array([2 * cf.theta[j][0] * v["velocity"][0] - 2 * cf.theta[j][1] * v["velocity"][1]
-                     for j, v in zip(act, vel)])
+    hdot = np.array(
+        [2 * cf.theta[j][0] * v["velocity"][0] - 2 * cf.theta[j][1] * v["velocity"][1] for j, v in zip(act, vel)]
+    )
     s2 = np.array([v["sigma2"][0] for v in vel])
     probe = act[:: max(1, act.size // 25)]
     eigsh_gap = max(abs(F.sharpness(model, cf.theta[j], method="eigsh")[0] - lam[j]) / lam[j] for j in probe)
     pre = cf.k == 0
     return {
-        "draw": i, "T": T, "eta": eta, "y": y, "h0": h0, "theta0": th,
-        "gf_t": gf.t, "gf_dh": _rel_change(F.law(gf.theta, model), h0),
-        "cf_t": cf.t, "cf_k": cf.k, "cf_h": F.law(cf.theta, model), "cf_dh": _rel_change(F.law(cf.theta, model), h0),
+        "draw": i,
+        "T": T,
+        "eta": eta,
+        "y": y,
+        "h0": h0,
+        "theta0": th,
+        "gf_t": gf.t,
+        "gf_dh": _rel_change(F.law(gf.theta, model), h0),
+        "cf_t": cf.t,
+        "cf_k": cf.k,
+        "cf_h": F.law(cf.theta, model),
+        "cf_dh": _rel_change(F.law(cf.theta, model), h0),
         "cf_lam": lam * eta / 2,
-        "gd_t": np.arange(gd.shape[0], dtype=float), "gd_dh": _rel_change(F.law(gd, model), h0),
-        "mid_t": np.arange(mid.shape[0]) + 0.5, "mid_dh": _rel_change(F.law(mid, model), h0),
+        "gd_t": np.arange(gd.shape[0], dtype=float),
+        "gd_dh": _rel_change(F.law(gd, model), h0),
+        "mid_t": np.arange(mid.shape[0]) + 0.5,
+        "mid_dh": _rel_change(F.law(mid, model), h0),
         "p2_ratio": _p2_ratio(gd),
-        "contact": tc, "hdot_meas": hdot_meas, "hdot_pred": float(_eq18()(thc[0], thc[1], y, eta)),
+        "contact": tc,
+        "hdot_meas": hdot_meas,
+        "hdot_pred": float(_eq18()(thc[0], thc[1], y, eta)),
         "kappa": float(lam_c[-1] / (lam_c[-1] - lam_c[0])),
-        "abs_hT": float(abs(F.law(cf.theta[-1], model))), "t_last": float(cf.t[-1]),
+        "abs_hT": float(abs(F.law(cf.theta[-1], model))),
+        "t_last": float(cf.t[-1]),
         "bound": 2 * np.sqrt(eta**-2 - y**2),
         "pre_gap": float(np.max(np.abs(cf.theta[pre] - gf.theta[: int(pre.sum())]))),
         "pre_lam_max": float(lam[pre].max() * eta / 2),
-        "act": act, "act_hdot": hdot, "act_s2": s2, "eigsh_gap": float(eigsh_gap), "stop": cf.stop,
+        "act": act,
+        "act_hdot": hdot,
+        "act_s2": s2,
+        "eigsh_gap": float(eigsh_gap),
+        "stop": cf.stop,
     }
 
 
@@ -214,9 +243,11 @@ def test_fig1_levelset(audit, scalar_runs):
     assert min(cf) >= O1 and min(mid) >= O1 and min(gd) >= O1
 
 
-MIDPOINT_READING = ("setting as in the claim's first check; 'removes the dominant period-two oscillation' read as: "
-                    "the midpoints keep less than half of GD's period-two amplitude of theta (summed over steps >= 3), "
-                    "in every draw used (ReLU: in the paper's three seeds, the further draws reported)")
+MIDPOINT_READING = (
+    "setting as in the claim's first check; 'removes the dominant period-two oscillation' read as: "
+    "the midpoints keep less than half of GD's period-two amplitude of theta (summed over steps >= 3), "
+    "in every draw used (ReLU: in the paper's three seeds, the further draws reported)"
+)
 
 
 def _check_midpoint(audit, runs, steps, asserted=None):
@@ -240,8 +271,11 @@ def test_fig1_midpoint(audit, scalar_runs):
     _check_midpoint(audit, scalar_runs, 200)
 
 
-@claim("CF-B.fig1-match", reading=READ_SCALAR + "; Eq. (18) as reconstructed (CF-B.eq18) with sigma^2 on the "
-       "constraint (CF-B.sigma2); 'first EOS contact' = the event where lambda_max reaches 2/eta")
+@claim(
+    "CF-B.fig1-match",
+    reading=READ_SCALAR + "; Eq. (18) as reconstructed (CF-B.eq18) with sigma^2 on the "
+    "constraint (CF-B.sigma2); 'first EOS contact' = the event where lambda_max reaches 2/eta",
+)
 def test_fig1_match(audit, scalar_runs):
     rel = [abs(r["hdot_meas"] - r["hdot_pred"]) / abs(r["hdot_pred"]) for r in scalar_runs]
     tol = [256 * EPS * r["kappa"] for r in scalar_runs]
@@ -309,9 +343,11 @@ def test_fig1_balance(audit, scalar_runs):
     audit.ours(hmin, 6, label="min_t h(t) along the hybrid CF")
     audit.ours(hdot_max, 6, label="max h' over active samples (sigma^2 > 0)")
     audit.ours(counts, label="active samples per run")
-    audit.evidence(f"h and h' = <grad h, theta'_CF> at every active sample of the hybrid CF ({GRID_STEP} steps, "
-                   f"T = {scalar_runs[0]['T']:g}; {min(counts)}-{max(counts)} active samples per run): min h = "
-                   f"{min(hmin):.6f} > 0 and max h' = {max(hdot_max):.1e} < 0.")
+    audit.evidence(
+        f"h and h' = <grad h, theta'_CF> at every active sample of the hybrid CF ({GRID_STEP} steps, "
+        f"T = {scalar_runs[0]['T']:g}; {min(counts)}-{max(counts)} active samples per run): min h = "
+        f"{min(hmin):.6f} > 0 and max h' = {max(hdot_max):.1e} < 0."
+    )
     _per_draw_power(audit, len(scalar_runs))
     assert min(hmin) > 0
     assert max(hdot_max) < 0 and min(counts) > 10
@@ -355,13 +391,24 @@ def _mf_run(i, rel=0.0):
         lam2.append(lam[1] * eta / 2)
     svals = np.linalg.svd(np.array(coords), compute_uv=False)
     return {
-        "draw": i, "eta": eta, "T": T, "stop": cf.stop, "contact": cf.contact,
-        "gf_t": gf.t, "gf_dpsi": _rel_change(F.balancedness(gf.theta, model), P0),
-        "cf_t": cf.t, "cf_dpsi": _rel_change(F.balancedness(cf.theta, model), P0),
-        "gd_t": np.arange(gd.shape[0], dtype=float), "gd_dpsi": _rel_change(F.balancedness(gd, model), P0),
-        "mid_t": np.arange(mid.shape[0]) + 0.5, "mid_dpsi": _rel_change(F.balancedness(mid, model), P0),
+        "draw": i,
+        "eta": eta,
+        "T": T,
+        "stop": cf.stop,
+        "contact": cf.contact,
+        "gf_t": gf.t,
+        "gf_dpsi": _rel_change(F.balancedness(gf.theta, model), P0),
+        "cf_t": cf.t,
+        "cf_dpsi": _rel_change(F.balancedness(cf.theta, model), P0),
+        "gd_t": np.arange(gd.shape[0], dtype=float),
+        "gd_dpsi": _rel_change(F.balancedness(gd, model), P0),
+        "mid_t": np.arange(mid.shape[0]) + 0.5,
+        "mid_dpsi": _rel_change(F.balancedness(mid, model), P0),
         "p2_ratio": _p2_ratio(gd),
-        "act_t": np.array(act_t), "match": np.array(match), "floor": np.array(floor), "svals": svals,
+        "act_t": np.array(act_t),
+        "match": np.array(match),
+        "floor": np.array(floor),
+        "svals": svals,
         "lam1": np.array(lam1),
         "lam2": np.array(lam2),
     }
@@ -398,9 +445,12 @@ def test_fig2_midpoint(audit, mf_runs):
     _check_midpoint(audit, mf_runs, 100)
 
 
-@claim("CF-C.fig2-match", reading=READ_MF + "; 'approximately 1e-10 - 1e-9' read as: Psi' = -eta sym(B~) holds to "
-       "float64 rounding along the active trajectory (entrywise |Psi' + eta B| <= 64 eps x sum of |terms|); the plain "
-       "relative discrepancy is reported beside the paper's range")
+@claim(
+    "CF-C.fig2-match",
+    reading=READ_MF + "; 'approximately 1e-10 - 1e-9' read as: Psi' = -eta sym(B~) holds to "
+    "float64 rounding along the active trajectory (entrywise |Psi' + eta B| <= 64 eps x sum of |terms|); the plain "
+    "relative discrepancy is reported beside the paper's range",
+)
 def test_fig2_match(audit, mf_runs):
     floor = [float(r["floor"].max()) for r in mf_runs]
     worst = [float(r["match"].max()) for r in mf_runs]
@@ -423,8 +473,11 @@ def test_fig2_match(audit, mf_runs):
     assert min(r["match"].size for r in mf_runs) > 10
 
 
-@claim("CF-C.fig2-span", reading=READ_MF + "; 'nonzero well above the numerical error floor' read as sigma_3/sigma_1 "
-       ">= 1e-8, 1e6 x the ~1e-14 relative accuracy of B(t) (CF-C.fig2-match)")
+@claim(
+    "CF-C.fig2-span",
+    reading=READ_MF + "; 'nonzero well above the numerical error floor' read as sigma_3/sigma_1 "
+    ">= 1e-8, 1e6 x the ~1e-14 relative accuracy of B(t) (CF-C.fig2-match)",
+)
 def test_fig2_span(audit, mf_runs):
     norm = [r["svals"] / r["svals"][0] for r in mf_runs]
     audit.ours([list(x) for x in norm], 4, label="normalised singular values per draw")
@@ -496,9 +549,14 @@ def _relu_point(model, thc, eta):
     pred = -eta * np.diag(Bt)
     b = np.diag(Bt)
     basis = np.linalg.svd(b[None, :])[2][1:]  # orthonormal basis of b-perp (rows)
-    return {"meas": meas, "pred": pred, "surv": float(np.max(np.abs(basis @ meas))), "b": b,
-            "ratio": F.fixed_gate_ratio(thc, model, v["Q"][:, 0], v["sigma2"][0]),
-            "scale": float(np.abs(meas).sum() + np.abs(pred).sum())}
+    return {
+        "meas": meas,
+        "pred": pred,
+        "surv": float(np.max(np.abs(basis @ meas))),
+        "b": b,
+        "ratio": F.fixed_gate_ratio(thc, model, v["Q"][:, 0], v["sigma2"][0]),
+        "scale": float(np.abs(meas).sum() + np.abs(pred).sum()),
+    }
 
 
 def _relu_run(i, rel=0.0):
@@ -513,13 +571,24 @@ def _relu_run(i, rel=0.0):
     scale = np.sum(th[: n * r].reshape(n, r) ** 2, axis=0) + np.sum(th[n * r :].reshape(d, r) ** 2, axis=0)
     h0 = F.law(th, model)
     return {
-        "draw": i, "eta": eta, "contact": tc, **_relu_point(model, thc, eta),
-        "fail_t": _first_failure(model, cf, eta), "cf_stop": cf.stop,
-        "gf_t": gf.t, "h_gf": F.law(gf.theta, model), "cf_t": cf.t, "h_cf": F.law(cf.theta, model),
-        "mid_t": np.arange(mid.shape[0]) + 0.5, "h_mid": F.law(mid, model), "gd_h": F.law(gd, model),
+        "draw": i,
+        "eta": eta,
+        "contact": tc,
+        **_relu_point(model, thc, eta),
+        "fail_t": _first_failure(model, cf, eta),
+        "cf_stop": cf.stop,
+        "gf_t": gf.t,
+        "h_gf": F.law(gf.theta, model),
+        "cf_t": cf.t,
+        "h_cf": F.law(cf.theta, model),
+        "mid_t": np.arange(mid.shape[0]) + 0.5,
+        "h_mid": F.law(mid, model),
+        "gd_h": F.law(gd, model),
         "gf_dh": float(np.max(np.abs(F.law(gf.theta, model) - h0)) / scale.sum()),  # the solver's accuracy is global
-        "mid_dh": np.abs(F.law(mid[-1], model) - h0) / scale, "gf_events": len(gf.events),
-        "gf_slides": sum(e["kind"] == "slide" for e in gf.events), "p2_ratio": _p2_ratio(gd),
+        "mid_dh": np.abs(F.law(mid[-1], model) - h0) / scale,
+        "gf_events": len(gf.events),
+        "gf_slides": sum(e["kind"] == "slide" for e in gf.events),
+        "p2_ratio": _p2_ratio(gd),
         "alive": np.any([model.preacts(x) > 0 for x in gd], axis=(0, 1)),
     }
 
@@ -582,7 +651,7 @@ def test_fig3_gate_ours(audit, relu_runs, relu_pool):
     lo, hi = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
     audit.ours(ratios, 4, label="min_ij |z_ij|/|delta z_ij| at first contact, per draw")
     audit.ours(f"{k} of {n} (Clopper-Pearson 95%: [{lo:.3f}, {hi:.3f}])", label="pooled draws with ratio > 1")
-    audit.ours(f"{hi ** 3:.3f}", label="upper bound on P(3 of 3) under our reading")
+    audit.ours(f"{hi**3:.3f}", label="upper bound on P(3 of 3) under our reading")
     audit.evidence(
         f"Pool: every usable draw among Philox ({SEED}, 0..{relu_pool[-1][0] if relu_pool else 0}); ratio = min |x_i^T "
         "v_j| / (sqrt(sigma^2) |q_vj^T x_i|) at the contact state. Our side (this check): every ratio is a finite "
@@ -591,7 +660,7 @@ def test_fig3_gate_ours(audit, relu_runs, relu_pool):
         f"{', '.join(f'{x:.4f}' for x in ratios[:PAPER_RUNS])} ({sum(x <= 1 for x in ratios[:PAPER_RUNS])} of "
         f"{PAPER_RUNS} at or below one); in the pool {n - k} of {n} ratios are at or below one. Under our reading 'all "
         f"{PAPER_RUNS} exceed one' has probability {(k / n) ** PAPER_RUNS:.3f} at the pooled estimate and at most "
-        f"{hi ** PAPER_RUNS:.3f} (95% upper bound)."
+        f"{hi**PAPER_RUNS:.3f} (95% upper bound)."
     )
     _save(audit, FIG.figure3(relu_runs, pool), "cf_fig3_gate")
     assert len(ratios) >= PAPER_RUNS and n >= 10
@@ -609,8 +678,10 @@ def test_fig3_gate_ours(audit, relu_runs, relu_pool):
 )
 def test_fig3_gate_paper(relu_runs):
     ratios = [r["ratio"] for r in relu_runs][:PAPER_RUNS]
-    paper_claim(all(x > 1 for x in ratios), f"fixed-gate ratios of the first {PAPER_RUNS} draws: "
-                + ", ".join(f"{x:.4f}" for x in ratios))
+    paper_claim(
+        all(x > 1 for x in ratios),
+        f"fixed-gate ratios of the first {PAPER_RUNS} draws: " + ", ".join(f"{x:.4f}" for x in ratios),
+    )
 
 
 @claim("CF-D.fig3-surv", reading=READ_RELU + "; 'O(1e-11)' read as: below 1e-10 in absolute value")
@@ -629,8 +700,11 @@ def test_fig3_surv(audit, relu_runs):
     assert all(np.linalg.norm(r["b"]) > 0 for r in relu_runs)
 
 
-@claim("CF-D.fig4-gate", reading=READ_RELU + "; 'after fewer than 10 optimisation steps' read as: the first sampled "
-       "point (0.1-step grid) where the fixed-gate ratio is <= 1 lies at t < 10 GD steps from initialisation")
+@claim(
+    "CF-D.fig4-gate",
+    reading=READ_RELU + "; 'after fewer than 10 optimisation steps' read as: the first sampled "
+    "point (0.1-step grid) where the fixed-gate ratio is <= 1 lies at t < 10 GD steps from initialisation",
+)
 def test_fig4_gate(audit, relu_runs, relu_pool):
     fail = [r["fail_t"] for r in relu_runs]
     after = [None if f is None else f - r["contact"] for f, r in zip(fail, relu_runs)]
@@ -639,8 +713,10 @@ def test_fig4_gate(audit, relu_runs, relu_pool):
     lo, hi = stats.binomtest(within, len(pool_fail)).proportion_ci(0.95, method="exact")
     audit.ours(fail, 4, label="first failing sample t (from t = 0), per draw")
     audit.ours(after, 4, label="the same, counted from the first EOS contact")
-    audit.ours(f"{within} of {len(pool_fail)} (Clopper-Pearson 95%: [{lo:.3f}, {hi:.3f}])",
-               label="pooled EOS draws failing before t = 10 (hybrid flow to t = 20)")
+    audit.ours(
+        f"{within} of {len(pool_fail)} (Clopper-Pearson 95%: [{lo:.3f}, {hi:.3f}])",
+        label="pooled EOS draws failing before t = 10 (hybrid flow to t = 20)",
+    )
     audit.evidence(
         "Fixed-gate ratio at every active sample of the hybrid CF (0.1 steps); a central trajectory that stops on an "
         "activation boundary counts as failed there (the ratio is 0 on the boundary). Asserted on the first "
@@ -654,9 +730,12 @@ def test_fig4_gate(audit, relu_runs, relu_pool):
     assert all(f is not None and f < 10 for f in fail[:PAPER_RUNS])
 
 
-@claim("CF-D.fig4-laws", reading=READ_RELU + "; 'breaks' read as: the GD midpoint changes some h_j by >= 0.1 of its "
-       "scale |u_j|^2 + |v_j|^2 and every h_j of a live neuron (one with an open gate at some GD step) by more than "
-       "1e3 x GF's tolerance; a neuron dead throughout has zero gradient, and every flow keeps its h_j exactly")
+@claim(
+    "CF-D.fig4-laws",
+    reading=READ_RELU + "; 'breaks' read as: the GD midpoint changes some h_j by >= 0.1 of its "
+    "scale |u_j|^2 + |v_j|^2 and every h_j of a live neuron (one with an open gate at some GD step) by more than "
+    "1e3 x GF's tolerance; a neuron dead throughout has zero gradient, and every flow keeps its h_j exactly",
+)
 def test_fig4_laws(audit, relu_runs):
     gf = [r["gf_dh"] for r in relu_runs]
     mid = [r["mid_dh"] for r in relu_runs]

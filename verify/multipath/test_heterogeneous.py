@@ -83,7 +83,12 @@ def test_lagrange_conditions(audit):
             # a feasible perturbation raises lambda (strict convexity): +-1e-6 along sigma_1 - sigma_2
             lam = lambda s1, L1=L1, L2=L2: ns.hetero_sharpness([s1, 1 - s1], [L1, L2], 50)  # noqa: E731
             assert lam(al.sigmas[0] + mpmath.mpf("1e-6")) > al.lam < lam(al.sigmas[0] - mpmath.mpf("1e-6"))
-        table[(L1, L2)] = [mpmath.nstr(al.sigmas[0], 10), mpmath.nstr(al.sigmas[1], 10), mpmath.nstr(al.lam, 10), mpmath.nstr(al.eta_star, 10)]
+        table[(L1, L2)] = [
+            mpmath.nstr(al.sigmas[0], 10),
+            mpmath.nstr(al.sigmas[1], 10),
+            mpmath.nstr(al.lam, 10),
+            mpmath.nstr(al.eta_star, 10),
+        ]
     audit.ours(table, label="(L1, L2): sigma_1^opt, sigma_2^opt, lambda^min, eta* = 2/lambda^min at sigma_* = 1")
     audit.ours(worst, 5, label="max relative deviation of the marginals from mu, and of the sum from sigma_*")
     audit.evidence(
@@ -140,9 +145,18 @@ def test_shallow_carries_most(audit):
     at1 = {p: ns.optimal_allocation(list(p), 1, 30) for p in PAIRS}
     small = ns.optimal_allocation([3, 7], "0.05", 30)
     cross = {p: ns.share_crossover(*p, 20) for p in PAIRS}
-    audit.ours({p: mpmath.nstr(a.sigmas[0] / (a.sigmas[0] + a.sigmas[1]), 6) for p, a in at1.items()}, label="shallow share at sigma_* = 1")
-    audit.ours({p: mpmath.nstr(v, 6) for p, v in cross.items()}, label="sigma_* below which the deeper pathway carries more (2 s_c)")
-    audit.ours([mpmath.nstr(v, 8) for v in small.sigmas], label="other reading: (3, 7), sigma_* = 0.05: (sigma_shallow, sigma_deep)")
+    audit.ours(
+        {p: mpmath.nstr(a.sigmas[0] / (a.sigmas[0] + a.sigmas[1]), 6) for p, a in at1.items()},
+        label="shallow share at sigma_* = 1",
+    )
+    audit.ours(
+        {p: mpmath.nstr(v, 6) for p, v in cross.items()},
+        label="sigma_* below which the deeper pathway carries more (2 s_c)",
+    )
+    audit.ours(
+        [mpmath.nstr(v, 8) for v in small.sigmas],
+        label="other reading: (3, 7), sigma_* = 0.05: (sigma_shallow, sigma_deep)",
+    )
     audit.evidence(
         "50-digit solutions of (18). The shallow allocation (mu/(2(L1-1)))^{L1/(L1-2)} has the larger exponent, so "
         "it overtakes the deep one exactly at sigma_* = 2 s_c (SymPy); both pathways always get a positive share, "
@@ -198,7 +212,9 @@ def test_shallow_single_path_is_sharper_ours(audit):
     spc = dh.single_path_crossover()
     shown = {p: (mpmath.nstr(a, 6), mpmath.nstr(b, 6)) for p, (a, b) in vals.items()}
     audit.ours(shown, label="(shallow, deep) single-path sharpness at sigma_* = 1")
-    audit.ours({p: mpmath.nstr(c, 6) for p, c in cross.items()}, label="sigma_* below which the shallow single path is sharper")
+    audit.ours(
+        {p: mpmath.nstr(c, 6) for p, c in cross.items()}, label="sigma_* below which the shallow single path is sharper"
+    )
     audit.evidence(
         "Eq. (17) with the whole mode in one pathway. SymPy: log(shallow/deep) = log(L1/L2) + (2/L2 - 2/L1) log "
         "sigma_*, zero at sigma_c and decreasing in sigma_*; at sigma_* = 1 the ratio is L1/L2 < 1. Our side (this "
@@ -209,8 +225,10 @@ def test_shallow_single_path_is_sharper_ours(audit):
     )
     assert spc["log_ratio_at_c"] == 0
     with mpmath.workdps(30):
-        assert all(abs(a - p[0]) < mpmath.mpf(10) ** -18 and abs(b - p[1]) < mpmath.mpf(10) ** -18
-                   for p, (a, b) in vals.items())  # sigma_*^{2-2/L} = 1 at sigma_* = 1: L_h at 20 digits
+        assert all(
+            abs(a - p[0]) < mpmath.mpf(10) ** -18 and abs(b - p[1]) < mpmath.mpf(10) ** -18
+            for p, (a, b) in vals.items()
+        )  # sigma_*^{2-2/L} = 1 at sigma_* = 1: L_h at 20 digits
         assert all(0 < c < 1 for c in cross.values())
 
 
@@ -239,7 +257,11 @@ def _growth_rows():
         adot = -r * a ** (L - 1)  # the GF vector field of (54)
         sdot = L * a ** (L - 1) * adot
         ratio = sig[0] / sig[1]
-        rows[L] = {"measured": sdot[0] / sdot[1], "paper (s_h/s_k)^(L-1)": ratio ** (L - 1), "ours (s_h/s_k)^(2-2/L)": ratio ** (2 - 2 / L)}
+        rows[L] = {
+            "measured": sdot[0] / sdot[1],
+            "paper (s_h/s_k)^(L-1)": ratio ** (L - 1),
+            "ours (s_h/s_k)^(2-2/L)": ratio ** (2 - 2 / L),
+        }
     return rows
 
 
@@ -255,7 +277,9 @@ def test_relative_growth_rate_ours(audit):
         "side asserts its exponent for L = 3, 5, 20."
     )
     assert g["ratio_end_to_end_residual"] == 0 and g["ratio_per_layer_residual"] == 0
-    assert all(abs(rows[L]["measured"] - rows[L]["ours (s_h/s_k)^(2-2/L)"]) < 1e-12 for L in rows)  # float64, O(1) ratios
+    assert all(
+        abs(rows[L]["measured"] - rows[L]["ours (s_h/s_k)^(2-2/L)"]) < 1e-12 for L in rows
+    )  # float64, O(1) ratios
 
 
 @discrepancy(
@@ -269,8 +293,10 @@ def test_relative_growth_rate_ours(audit):
 def test_relative_growth_rate_paper():
     rows = _growth_rows()
     off = {L: rows[L]["measured"] / rows[L]["paper (s_h/s_k)^(L-1)"] for L in (3, 5, 20)}
-    paper_claim(all(abs(rows[L]["measured"] - rows[L]["paper (s_h/s_k)^(L-1)"]) < 1e-12 for L in off),
-                "measured / paper's (s_h/s_k)^(L-1): " + ", ".join(f"L = {L}: {v:.4f}" for L, v in off.items()))
+    paper_claim(
+        all(abs(rows[L]["measured"] - rows[L]["paper (s_h/s_k)^(L-1)"]) < 1e-12 for L in off),
+        "measured / paper's (s_h/s_k)^(L-1): " + ", ".join(f"L = {L}: {v:.4f}" for L, v in off.items()),
+    )
 
 
 @claim("MP-5.3.rate", reading=RATE_READING)
@@ -288,7 +314,9 @@ def test_growth_rate_heterogeneous(audit):
         a = ns.gradient_flow(a0, depths, 1.0, T)
         traj[T] = (a[0] ** 3, a[1] ** 7)
     audit.ours(rate0, label="initial rates (L1, L2) = (3, 7), sigma_h(0) = 1e-3")
-    audit.ours({T: tuple(float(f"{v:.4g}") for v in s) for T, s in traj.items()}, label="GF (sigma_1, sigma_2) at time T")
+    audit.ours(
+        {T: tuple(float(f"{v:.4g}") for v in s) for T, s in traj.items()}, label="GF (sigma_1, sigma_2) at time T"
+    )
     pl, ee = rate0["per-layer"], rate0["end-to-end"]
     sT = traj[max(traj)]
     audit.evidence(

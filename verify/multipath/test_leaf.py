@@ -95,7 +95,9 @@ def test_variance_equivalence(audit):
             V = mpmath.fsum((x - mpmath.fsum(q) / H) ** 2 for x in q)
             G = mpmath.fsum((x - mpmath.fsum(a) / H) ** 2 for x in a)
             errs[e] = abs(V / ((L - 2) ** 2 * a_star ** (2 - 2 * L) * G) - 1)
-    audit.ours({Hn: (v["eps1"], v["coefficient_residual"]) for Hn, v in sym.items()}, label="(eps^1 term, eps^2 residual), H")
+    audit.ours(
+        {Hn: (v["eps1"], v["coefficient_residual"]) for Hn, v in sym.items()}, label="(eps^1 term, eps^2 residual), H"
+    )
     audit.ours({k: mpmath.nstr(v, 4) for k, v in errs.items()}, label="|V / ((L-2)^2 a_*^{2-2L} G) - 1|, L = 5, H = 3")
     audit.evidence(
         "SymPy (symbolic L, H = 2 and 3): with a_h = a_* + eps delta_h, V = (L-2)^2 a_*^{2-2L} eps^2 sum delta^2 + "
@@ -126,7 +128,10 @@ def test_leaf_sharpness_expansion(audit):
             rows[(L, H)] = [mpmath.nstr(e, 3) for e in errs]
             folds[(L, H)] = [mpmath.nstr(errs[0] / errs[1], 3), mpmath.nstr(errs[1] / errs[2], 3)]
             assert errs[2] < errs[1] / 5 and errs[1] < errs[0] / 5 and errs[2] < mpmath.mpf("1e-3")
-    audit.ours({Hn: [v[k] for k in ("mu1", "lambda0_residual", "eps1", "coefficient_residual")] for Hn, v in sym.items()}, label="SymPy residuals, H")
+    audit.ours(
+        {Hn: [v[k] for k in ("mu1", "lambda0_residual", "eps1", "coefficient_residual")] for Hn, v in sym.items()},
+        label="SymPy residuals, H",
+    )
     audit.ours(rows, label="|(Lambda - lambda_min)/||z||^2 / coefficient - 1| at ||z|| ~ 1e-2, 1e-3, 1e-4")
     audit.evidence(
         "SymPy (symbolic L, H = 2 and 3, units q ~ a_*^{2-L}): the zero-loss point of the leaf eps zeta has leaf "
@@ -137,7 +142,10 @@ def test_leaf_sharpness_expansion(audit):
         + "; ".join(f"{a}- and {b}-fold at (L, H) = {k}" for k, (a, b) in folds.items())
         + " (O(||z||) or faster; asserted: at least 5-fold)."
     )
-    assert all([v[k] for k in ("mu1", "lambda0_residual", "eps1", "coefficient_residual")] == [0, 0, 0, 0] for v in sym.values())
+    assert all(
+        [v[k] for k in ("mu1", "lambda0_residual", "eps1", "coefficient_residual")] == [0, 0, 0, 0]
+        for v in sym.values()
+    )
     assert all(v["scale_residuals"] == [0, 0, 0] for v in sym.values())
 
 
@@ -157,7 +165,9 @@ def test_zero_loss_expansion(audit):
             lam = L * mpmath.fsum((abar + v) ** (2 * L - 2) for v in dd)
             errs[e] = abs((lam - lam_min) / (C * mpmath.fsum(v**2 for v in dd)) - 1)
     audit.ours({Hn: (v["eps1"], v["C_residual"]) for Hn, v in sym.items()}, label="(eps^1 term, C_lambda residual), H")
-    audit.ours({k: mpmath.nstr(v, 4) for k, v in errs.items()}, label="|(lambda - lambda_min)/(C_lambda G) - 1|, L = 4, H = 3")
+    audit.ours(
+        {k: mpmath.nstr(v, 4) for k, v in errs.items()}, label="|(lambda - lambda_min)/(C_lambda G) - 1|, L = 4, H = 3"
+    )
     audit.evidence(
         "SymPy (symbolic L, H = 2, 3): on sum_h a_h^L = H a_*^L with a_h = abar + eps delta_h, abar = a_* + O(eps^2) "
         "and lambda = lambda_min + L(L-1)(L-2) a_*^{2L-4} G + O(eps^3). 50 digits at L = 4, H = 3 with the exact "
@@ -184,9 +194,11 @@ def test_one_dimensional_map(audit):
             worst = max(worst, abs(direct / F - 1))
     audit.ours(om["residual_61"], label="log residual of (61), symbolic L")
     audit.ours(worst, 5, label="50-digit |direct / F_c - 1| at three (L, a, c)")
-    audit.evidence("SymPy, symbolic L, compared as logarithms of positive quantities (a - eta r a^{L-1} > 0); "
-                   f"50-digit spot checks at three (L, a, c): largest |direct / F_c - 1| = {mpmath.nstr(worst, 2)} "
-                   "(tolerance 1e-45).")
+    audit.evidence(
+        "SymPy, symbolic L, compared as logarithms of positive quantities (a - eta r a^{L-1} > 0); "
+        f"50-digit spot checks at three (L, a, c): largest |direct / F_c - 1| = {mpmath.nstr(worst, 2)} "
+        "(tolerance 1e-45)."
+    )
     assert om["residual_61"] == 0
     assert worst < mpmath.mpf(10) ** -45  # 50-digit arithmetic, a few roundings
 
@@ -281,10 +293,15 @@ def test_normal_form(audit):
         C4 = eta**4 * mpmath.binomial(L, 4) * mpmath.fsum(x ** (5 * L - 8) for x in a)  # next term of (1-x)^L
         for r in ("1e-2", "1e-3", "1e-4"):
             r = mpmath.mpf(r)
-            exact = mpmath.fsum(x**L * (1 - eta * r * x ** (L - 2)) ** L for x in a) - (mpmath.fsum(x**L for x in a) - r)
+            exact = mpmath.fsum(x**L * (1 - eta * r * x ** (L - 2)) ** L for x in a) - (
+                mpmath.fsum(x**L for x in a) - r
+            )
             nf = -r + (2 - eta * lam) * r + A * r**2 - B * r**3
             rows[mpmath.nstr(r, 1)] = (exact - nf) / r**4 / C4
-    audit.ours({Hn: [v[k] for k in ("r0", "r1_residual", "r2_residual", "r3_residual")] for Hn, v in sym.items()}, label="SymPy residuals, H")
+    audit.ours(
+        {Hn: [v[k] for k in ("r0", "r1_residual", "r2_residual", "r3_residual")] for Hn, v in sym.items()},
+        label="SymPy residuals, H",
+    )
     audit.ours({k: mpmath.nstr(v, 8) for k, v in rows.items()}, label="(exact - normal form)/(C4 r^4), L = 4, H = 3")
     nf_dev = max(abs(v - 1) for v in rows.values())
     audit.evidence(
@@ -294,7 +311,9 @@ def test_normal_form(audit):
         f"at r = {', '.join(rows)} (at L = 4 the remainder is the r^4 term itself: (1 - x)^4 ends there; the check "
         "allows an O(r) error, 1e-2 at r = 1e-4)."
     )
-    assert all([v[k] for k in ("r0", "r1_residual", "r2_residual", "r3_residual")] == [0, 0, 0, 0] for v in sym.values())
+    assert all(
+        [v[k] for k in ("r0", "r1_residual", "r2_residual", "r3_residual")] == [0, 0, 0, 0] for v in sym.values()
+    )
     assert abs(rows["0.0001"] - 1) < mpmath.mpf("1e-2")  # next-order term O(r) relative
 
 
@@ -302,13 +321,17 @@ def test_normal_form(audit):
 def test_two_step_expansion_under_bracketing(audit, cycles):
     tb = dl.two_step_under_bracketing()
     measured = {L: (c["sum_over_r2"] / c["A"]) for L, c in cycles.items()}
-    audit.ours({k: tb[k] for k in ("lead", "sum_r2", "prod_r2")}, label="r^1 coefficient of r', r^2 coefficients of r + r' and r r'")
+    audit.ours(
+        {k: tb[k] for k in ("lead", "sum_r2", "prod_r2")},
+        label="r^1 coefficient of r', r^2 coefficients of r + r' and r r'",
+    )
     audit.ours(measured, 4, label="for contrast, GD two-cycle: (r + r')/(A r^2), L = 3, 4, 6")
     audit.evidence(
         "SymPy: with beta = b r^2, r' = -r + (A) r^2 + O(r^3), so r + r' = A r^2 + O(r^3) and r r' = -r^2 + O(r^3): "
         "(65) follows from (64) and the bracketing. On GD two-cycles the bracketing does not hold and (r + r')/(A "
         "r^2) is "
-        + ", ".join(f"{v:.4f}" for v in measured.values()) + f" at L = {', '.join(map(str, measured))}, near -1."
+        + ", ".join(f"{v:.4f}" for v in measured.values())
+        + f" at L = {', '.join(map(str, measured))}, near -1."
     )
     assert tb["lead"] == -1 and tb["sum_r2"] == dl.A and tb["prod_r2"] == -1
 
@@ -319,18 +342,27 @@ def bracketing(cycles):
     big = ns.eos_two_cycle(3, 2, 4e-3)
     small = cycles[3]
     # smallest constant the bracketing |beta| <= C r^2 needs on each orbit: C = |beta/r| / |r|
-    return {"shift": dl.sharpness_shift(2), "two_cycle": dl.two_cycle(),
-            "amp": small["amplitude"] / big["amplitude"],
-            "c_big": abs(big["beta_over_r"]) / big["amplitude"],
-            "c_small": abs(small["beta_over_r"]) / small["amplitude"]}
+    return {
+        "shift": dl.sharpness_shift(2),
+        "two_cycle": dl.two_cycle(),
+        "amp": small["amplitude"] / big["amplitude"],
+        "c_big": abs(big["beta_over_r"]) / big["amplitude"],
+        "c_small": abs(small["beta_over_r"]) / small["amplitude"],
+    }
 
 
 @claim("MP-E.10")
 def test_sharpness_bracketing_ours(audit, cycles, bracketing):
     b = bracketing
     dev2A = max(abs(c["beta_over_r"] + 2 * c["A"]) / abs(2 * c["A"]) for c in cycles.values())
-    audit.ours({L: (round(c["beta_over_r"], 4), round(-2 * c["A"], 4)) for L, c in cycles.items()}, label="(mean beta/r, -2A) on the two-cycle, L = 3, 4, 6")
-    audit.ours({"amplitude ratio": b["amp"], "C needed (excess 4e-3)": b["c_big"], "C needed (excess 1e-3)": b["c_small"]}, label="L = 3")
+    audit.ours(
+        {L: (round(c["beta_over_r"], 4), round(-2 * c["A"], 4)) for L, c in cycles.items()},
+        label="(mean beta/r, -2A) on the two-cycle, L = 3, 4, 6",
+    )
+    audit.ours(
+        {"amplitude ratio": b["amp"], "C needed (excess 4e-3)": b["c_big"], "C needed (excess 1e-3)": b["c_small"]},
+        label="L = 3",
+    )
     audit.evidence(
         "SymPy: r^1 coefficient of beta(t+1) - beta(t) is 4A (residual 0); a period-two orbit of the normal form "
         "forces beta = -2A r + O(r^2) and r + r' = -A r^2. GD (54), H = 2, sigma_* = 1, eta = 2(1 + "
@@ -359,9 +391,11 @@ def test_sharpness_bracketing_ours(audit, cycles, bracketing):
 )
 def test_sharpness_bracketing_paper(bracketing):
     b = bracketing
-    paper_claim(b["c_small"] <= 1.25 * b["c_big"],  # a fixed C (the paper's Hypothesis E.10)
-                f"the C that |beta| <= C r^2 needs grows {b['c_small'] / b['c_big']:.3f}x when the amplitude "
-                f"falls {b['amp']:.3f}x (a fixed C allows 1.25x)")
+    paper_claim(
+        b["c_small"] <= 1.25 * b["c_big"],  # a fixed C (the paper's Hypothesis E.10)
+        f"the C that |beta| <= C r^2 needs grows {b['c_small'] / b['c_big']:.3f}x when the amplitude "
+        f"falls {b['amp']:.3f}x (a fixed C allows 1.25x)",
+    )
 
 
 @claim("MP-5.1.alt")
@@ -379,7 +413,9 @@ def test_alternation_and_pairwise_decay(audit, cycles):
 @claim("MP-E.11")
 def test_two_step_contraction_exists(audit, cycles):
     rows = {L: (c["c_measured"], _ours_c(L, c["kappa"], c["A"])) for L, c in cycles.items()}
-    audit.ours({L: (round(a, 5), round(b, 5)) for L, (a, b) in rows.items()}, label="(measured c, our formula), L = 3, 4, 6")
+    audit.ours(
+        {L: (round(a, 5), round(b, 5)) for L, (a, b) in rows.items()}, label="(measured c, our formula), L = 3, 4, 6"
+    )
     audit.evidence(
         "-log(G(t+2)/G(t))/r(t)^2 averaged over the last 400 steps of GD (54) on the EoS two-cycle is positive for L "
         "= 3, 4, 6: the gap contracts over pairs of steps at a rate c r^2, c > 0. Our leading coefficient, from the "
@@ -395,9 +431,13 @@ def test_two_step_contraction_exists(audit, cycles):
 
 @claim("MP-E.11.c0")
 def test_explicit_c0_ours(audit, cycles):
-    rows = {L: (c["c_measured"], _paper_c0(c["kappa"], c["A"]), _ours_c(L, c["kappa"], c["A"])) for L, c in cycles.items()}
+    rows = {
+        L: (c["c_measured"], _paper_c0(c["kappa"], c["A"]), _ours_c(L, c["kappa"], c["A"])) for L, c in cycles.items()
+    }
     frozen = dl.two_step_multiplier()["frozen"]
-    audit.ours({L: tuple(round(v, 4) for v in row) for L, row in rows.items()}, label="(measured, paper c0, ours), L = 3, 4, 6")
+    audit.ours(
+        {L: tuple(round(v, 4) for v in row) for L, row in rows.items()}, label="(measured, paper c0, ours), L = 3, 4, 6"
+    )
     ratio = {L: round(p / m, 2) for L, (m, p, _) in rows.items()}
     ours_dev = max(abs(m - o) / o for m, _, o in rows.values())
     audit.evidence(
@@ -426,8 +466,10 @@ def test_explicit_c0_ours(audit, cycles):
 )
 def test_explicit_c0_paper(cycles):
     rows = {L: (c["c_measured"], _paper_c0(c["kappa"], c["A"])) for L, c in cycles.items()}
-    paper_claim(all(abs(m - p) < 0.1 * p for m, p in rows.values()),
-                "measured / paper c0: " + ", ".join(f"L = {L}: {m / p:.3f}" for L, (m, p) in rows.items()))
+    paper_claim(
+        all(abs(m - p) < 0.1 * p for m, p in rows.values()),
+        "measured / paper c0: " + ", ".join(f"L = {L}: {m / p:.3f}" for L, (m, p) in rows.items()),
+    )
 
 
 @claim("MP-E.69")
@@ -452,7 +494,10 @@ def test_stopping_gap(audit):
             Gd = (2 - eta * lam_min) / (eta * C)
             rows[mpmath.nstr(chi, 1)] = abs(G - Gd) / chi ** mpmath.mpf("1.5")
     audit.ours(sg["G_dagger"], label="G_dagger from lambda_min + C_lambda G = 2/eta")
-    audit.ours({k: mpmath.nstr(v, 4) for k, v in rows.items()}, label="|G_exact - G_dagger| / chi^{3/2}, chi = 2 - eta lambda_min (L = 4, H = 2)")
+    audit.ours(
+        {k: mpmath.nstr(v, 4) for k, v in rows.items()},
+        label="|G_exact - G_dagger| / chi^{3/2}, chi = 2 - eta lambda_min (L = 4, H = 2)",
+    )
     audit.evidence(
         "SymPy: solving (60) truncated at G for lambda = 2/eta gives (69) (residual 0). 50 digits, L = 4, H = 2, "
         "sigma_* = 1: the exact zero-loss point with lambda = 2/eta has balancing gap G within O(chi^{3/2}) of "

@@ -58,7 +58,15 @@ def _balanced_minimum(seed, d, H, L):
 
 def _K(a, L):
     H, d = a.shape
-    return np.array([[sum(a[h, i] ** (2 * (L - k)) * a[h, j] ** (2 * (k - 1)) for h in range(H) for k in range(1, L + 1)) for j in range(d)] for i in range(d)])
+    return np.array(
+        [
+            [
+                sum(a[h, i] ** (2 * (L - k)) * a[h, j] ** (2 * (k - 1)) for h in range(H) for k in range(1, L + 1))
+                for j in range(d)
+            ]
+            for i in range(d)
+        ]
+    )
 
 
 # ------------------------------------------------------------------ Proposition 4.1
@@ -130,7 +138,8 @@ def test_sharpness_is_max_mode(audit):
         K = out["K"]
         exact[(d, H, L)] = {
             "T^T J J^T T diagonal": offdiag_zero,
-            "entries == K_ij": [B[i * d + j, i * d + j] for i in range(d) for j in range(d)] == [K[i][j] for i in range(d) for j in range(d)],
+            "entries == K_ij": [B[i * d + j, i * d + j] for i in range(d) for j in range(d)]
+            == [K[i][j] for i in range(d) for j in range(d)],
             "max eigenvalue": max(K[i][j] for i in range(d) for j in range(d)),
             "max_i lambda_i": max(out["lambda"]),
             "nonzero eigenvalues": sum(1 for q in range(d * d) if B[q, q] != 0),
@@ -148,7 +157,9 @@ def test_sharpness_is_max_mode(audit):
         K = _K(a, L)
         lam = np.diag(K)
         rel.append(abs(ev.max() - lam.max()) / lam.max())
-        assert np.allclose(np.sort(ev), np.sort(K.ravel()), rtol=256 * EPS, atol=0)  # symmetric eigensolver, O(1) entries
+        assert np.allclose(
+            np.sort(ev), np.sort(K.ravel()), rtol=256 * EPS, atol=0
+        )  # symmetric eigensolver, O(1) entries
         off = [K[i, j] / ((lam[i] + lam[j]) / 2) for i in range(d) for j in range(d) if i != j]
         ratio.extend(off)
         assert all(v <= 1 + 16 * EPS for v in off)  # the pairing bound; 16 eps for the rounded sums
@@ -160,9 +171,12 @@ def test_sharpness_is_max_mode(audit):
     audit.evidence(
         "Exact (d = 2, H = 2, L = 2, 3): J J^T is diagonal in the basis U e_i e_j^T V^T with entries K_ij, K_ii = "
         "lambda_i; the full Hessian has "
-        + "; ".join(f"at L = {k[2]} {row['nonzero eigenvalues']} nonzero eigenvalues (d^2 = 4), the two cross-mode "
-                    f"ones {row['cross-mode (K_12, K_21)'][0]} and {row['cross-mode (K_12, K_21)'][1]} against max "
-                    f"lambda_i = {row['max_i lambda_i']}" for k, row in exact.items())
+        + "; ".join(
+            f"at L = {k[2]} {row['nonzero eigenvalues']} nonzero eigenvalues (d^2 = 4), the two cross-mode "
+            f"ones {row['cross-mode (K_12, K_21)'][0]} and {row['cross-mode (K_12, K_21)'][1]} against max "
+            f"lambda_i = {row['max_i lambda_i']}"
+            for k, row in exact.items()
+        )
         + ". Pairing identity x^{L-1} + y^{L-1} - x^{L-l}y^{l-1} - x^{l-1}y^{L-l} = (x^{L-l} - y^{L-l})"
         "(x^{l-1} - y^{l-1}) >= 0 (symbolic L, l) gives K_ij <= (lambda_i + lambda_j)/2. Hypothesis (40 "
         "derandomised cases, d <= 4, H <= 3, L <= 5): the whole spectrum of J J^T equals {K_ij} to 256 eps and its "
@@ -183,8 +197,16 @@ def test_equal_split_minimum(audit):
     L, H, s = dsh.L, dsh.H, dsh.sigma
     # exact rational splits at L = 4 (p = 3/2), H = 3, sigma_* = 1: lambda(split) - lambda_min > 0, decided exactly
     lam_min4 = 4 * R(3) ** (R(2, 4) - 1)
-    splits = [(R(1, 2), R(1, 4), R(1, 4)), (R(1, 3) + R(1, 100), R(1, 3), R(1, 3) - R(1, 100)), (R(9, 10), R(1, 20), R(1, 20)), (1, 0, 0)]
-    exact_gaps = [sp.nsimplify(4 * sum(sp.Integer(0) if x == 0 else sp.Rational(x) ** R(3, 2) for x in sp_) - lam_min4) for sp_ in splits]
+    splits = [
+        (R(1, 2), R(1, 4), R(1, 4)),
+        (R(1, 3) + R(1, 100), R(1, 3), R(1, 3) - R(1, 100)),
+        (R(9, 10), R(1, 20), R(1, 20)),
+        (1, 0, 0),
+    ]
+    exact_gaps = [
+        sp.nsimplify(4 * sum(sp.Integer(0) if x == 0 else sp.Rational(x) ** R(3, 2) for x in sp_) - lam_min4)
+        for sp_ in splits
+    ]
     mins = []
 
     @PROP
@@ -208,7 +230,10 @@ def test_equal_split_minimum(audit):
     audit.ours(exact_gaps, label="exact lambda(split) - lambda_min, L = 4, H = 3, sigma_* = 1")
     audit.ours(min(mins), label="smallest (lambda - lambda_min)/lambda_min over random splits (40 digits)")
     audit.ours(es["depth2"], label="L = 2: lambda(s) for H = 2 (independent of the split)")
-    audit.ours(sp.nsimplify(es["convexity"].subs(L, R(3, 2))), label="p(p-1) at L = 3/2 (negative: concave, equal split maximal)")
+    audit.ours(
+        sp.nsimplify(es["convexity"].subs(L, R(3, 2))),
+        label="p(p-1) at L = 3/2 (negative: concave, equal split maximal)",
+    )
     audit.evidence(
         "SymPy: lambda at sigma_h = sigma_*/H simplifies to L H^{2/L-1} sigma_*^{2-2/L} (residual 0); the equal "
         "split is stationary for every L; x^p has second derivative p(p-1)x^{p-2} = 2(L-1)(L-2)/L^2 x^{p-2} > 0 "
@@ -396,7 +421,9 @@ def test_normalised_ceilings(audit):
 def test_which_ceiling_binds(audit):
     table = ns.ceiling_table(range(2, 9), range(2, 21), 12)
     by = {(row["H"], row["L"]): row for row in table}
-    inc_bal = all(by[(H, L + 1)]["gamma_balanced"] > by[(H, L)]["gamma_balanced"] for H in range(2, 9) for L in range(2, 20))
+    inc_bal = all(
+        by[(H, L + 1)]["gamma_balanced"] > by[(H, L)]["gamma_balanced"] for H in range(2, 9) for L in range(2, 20)
+    )
     inc_wcr = all(by[(2, L + 1)]["gamma_wcr"] > by[(2, L)]["gamma_wcr"] for L in range(2, 20))
     first_wcr = {H: next((L for L in range(2, 21) if by[(H, L)]["binding"] == "wcr"), None) for H in range(2, 9)}
     kinds = {row["binding"] for row in table}
@@ -431,7 +458,10 @@ def test_depth_raises_eta_max(audit):
     dec = all(rho[(H, L + 1)] < rho[(H, L)] for H in range(2, 9) for L in range(2, 20))
     ranks = {L: ns.rebalanced_rank([1, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4], 4, L, 12) for L in (2, 3, 5, 10, 20)}
     absolute = {L: ns.eta_max(2, L, 1, 10) for L in (3, 5, 10, 20)}
-    audit.ours({H: [mpmath.nstr(by[(H, L)], 5) for L in (2, 3, 5, 10, 20)] for H in (2, 4, 8)}, label="gamma_max at L = 2, 3, 5, 10, 20")
+    audit.ours(
+        {H: [mpmath.nstr(by[(H, L)], 5) for L in (2, 3, 5, 10, 20)] for H in (2, 4, 8)},
+        label="gamma_max at L = 2, 3, 5, 10, 20",
+    )
     audit.ours(ranks, label="rank for H = 4, sigma_* = (1, 0.9, ..., 0.4), by L")
     audit.ours(absolute, 8, label="absolute eta_max, H = 2, sigma_* = 1 (decreasing in L)")
     audit.evidence(

@@ -131,8 +131,12 @@ def test_small_step_winner_takes_all(sim, audit, fig1_runs, scales):
     e_sig, e_lam = max(e[0] for e in errs), max(e[1] for e in errs)
     coarse = sim.svs([L20, L20], [SIG], 1.8 / S1, [1e-3, ASYM * 1e-3], 3_000_000, record_every=10**6, tol=TOL_R)
     audit.ours(rows, label="(alpha_1, eta S_1) -> (sigma_11, sigma_21, lambda/S_1, steps)")
-    audit.ours(float(coarse.final_sigma[1, 0]), 4, label="sensitivity, not asserted: sigma_21 at alpha_1 = 1e-3, eta S_1 = 1.8")
-    audit.ours({"sigma_21": e_sig, "lambda": e_lam}, 3, label="largest relative deviation from the GF leaf's zero-loss point")
+    audit.ours(
+        float(coarse.final_sigma[1, 0]), 4, label="sensitivity, not asserted: sigma_21 at alpha_1 = 1e-3, eta S_1 = 1.8"
+    )
+    audit.ours(
+        {"sigma_21": e_sig, "lambda": e_lam}, 3, label="largest relative deviation from the GF leaf's zero-loss point"
+    )
     audit.evidence(
         f"Mode recursion (54), L = {L20}, H = {H2}, sigma_* = {SIG:g}, alpha_2 = {ASYM} alpha_1, run to |r| < "
         f"{TOL_R:g}. The winner carries >= {min(v[0] for v in rows.values()):.2%} and lambda/S_1 >= "
@@ -155,7 +159,9 @@ def test_large_step_sharpness_converges_to_2_over_eta(audit, fig1_runs, scales):
             ratios[(sc, g)] = run.final_sharpness * (g / S1) / 2
             finals[(sc, g)] = np.sort(run.final_sigma[:, 0])
             assert run.converged and not run.flipped
-            assert finals[(sc, g)][0] >= 0.05 * SIG  # distributed: the second pathway carries >= 5% (vs <= 1% below 2/S_1)
+            assert (
+                finals[(sc, g)][0] >= 0.05 * SIG
+            )  # distributed: the second pathway carries >= 5% (vs <= 1% below 2/S_1)
     spread = max(float(np.abs(finals[(a, g)] - finals[(scales[0], g)]).max()) for g in GAMMA_EOS for a in scales)
     audit.ours({k: round(v, 5) for k, v in ratios.items()}, label="(alpha_1, eta S_1) -> lambda_final / (2/eta)")
     audit.ours(spread, 3, label="largest change of the end point between initial scales")
@@ -185,11 +191,19 @@ def test_two_phases(audit, fig1_runs, scales):
             k = int(np.argmax(s.sum(axis=1) >= 0.9 * SIG))  # first record with sigma_1 >= 0.9 sigma_*
             share = float(s[k].max() / s[k].sum())
             peak = float(np.nanmax(run.sharpness[:, 0]))
-            rows[(sc, g)] = (round(share, 4), round(peak / S1, 3), round(peak * eta / 2, 3), round(float(np.sort(s[-1])[0]), 4))
+            rows[(sc, g)] = (
+                round(share, 4),
+                round(peak / S1, 3),
+                round(peak * eta / 2, 3),
+                round(float(np.sort(s[-1])[0]), 4),
+            )
             assert share >= 0.9  # Phase 1: the dominant pathway carries >= 90% when the mode is 90% learned
             assert peak > 2 / eta and peak >= 0.9 * S1  # the sharpness rises near S_1 and exceeds 2/eta
             assert np.sort(s[-1])[0] >= 0.1 * SIG  # Phase 2 transferred signal to the other pathway
-    audit.ours(rows, label="(alpha_1, eta S_1) -> (dominant share at sigma_1 = 0.9, peak lambda/S_1, peak lambda eta/2, final minor share)")
+    audit.ours(
+        rows,
+        label="(alpha_1, eta S_1) -> (dominant share at sigma_1 = 0.9, peak lambda/S_1, peak lambda eta/2, final minor share)",
+    )
     every = int(np.median(np.diff(fig1_runs[(scales[0], 2.8)].t)))
     audit.evidence(
         f"Records every {every} steps. For eta S_1 = 2.8, 3.2, 3.5 the mode is learned almost entirely by pathway 1 "
@@ -211,9 +225,14 @@ def test_partial_balance_at_stopping_boundary(audit, fig1_runs, scales):
             rows[(sc, g)] = (round(s_fin, 5), round(s_pred, 5))
             shares.append(s_fin)
             assert 0.55 < s_fin < 0.97  # partially balanced: neither the balanced point nor the single path
-            assert s_pred - 0.02 <= s_fin <= s_pred + 1e-9  # at (just inside) the boundary lambda = 2/eta (measured <= 0.0125)
+            assert (
+                s_pred - 0.02 <= s_fin <= s_pred + 1e-9
+            )  # at (just inside) the boundary lambda = 2/eta (measured <= 0.0125)
         assert all(b < a for a, b in zip(shares, shares[1:]))  # more balanced as eta grows
-    audit.ours(rows, label="(alpha_1, eta S_1) -> (dominant share of our run, share where lambda = 2/eta on the zero-loss line)")
+    audit.ours(
+        rows,
+        label="(alpha_1, eta S_1) -> (dominant share of our run, share where lambda = 2/eta on the zero-loss line)",
+    )
     inside = {k: p - f for k, (f, p) in rows.items()}
     k_lo, k_hi = min(inside, key=inside.get), max(inside, key=inside.get)
     audit.evidence(
@@ -234,12 +253,21 @@ def test_eta_balanced_reaches_balanced_minimum(audit, fig1_runs, scales):
         k10 = int(np.searchsorted(run.t, run.t[-1] // 10))
         gap_10 = float(np.abs(s[k10:, 0] - s[k10:, 1]).max())
         lam = gd.mode_sharpness(np.abs(s[-1]), [L20, L20])  # lambda (13) at the end point (r -> 0)
-        rows[sc] = (float(f"{s[-1, 0]:.6f}"), float(f"{s[-1, 1]:.6f}"), float(f"{gap_end:.3g}"), float(f"{gap_10:.3g}"), round(lam / LMIN, 5))
+        rows[sc] = (
+            float(f"{s[-1, 0]:.6f}"),
+            float(f"{s[-1, 1]:.6f}"),
+            float(f"{gap_end:.3g}"),
+            float(f"{gap_10:.3g}"),
+            round(lam / LMIN, 5),
+        )
         assert not run.flipped
         assert gap_end <= 0.01 * SIG and abs(s[-1].sum() - SIG) <= 0.01  # at the balanced minimum within 1%
         assert abs(lam / LMIN - 1) <= 0.01  # sharpness lambda_min within 1%
         assert gap_end <= 0.5 * gap_10  # still closing in: the imbalance halves between t/10 and t (marginal stability)
-    audit.ours(rows, label="alpha_1 -> (sigma_11, sigma_21, |sigma_11 - sigma_21| at the end, largest over the last 90%, lambda(r=0)/lambda_min)")
+    audit.ours(
+        rows,
+        label="alpha_1 -> (sigma_11, sigma_21, |sigma_11 - sigma_21| at the end, largest over the last 90%, lambda(r=0)/lambda_min)",
+    )
     steps = {int(fig1_runs[(sc, "bal")].steps) for sc in scales}
     audit.evidence(
         "eta = 2/lambda_min exactly (eta lambda_min = 2: the balanced minimum is marginally stable, so the approach "
@@ -254,13 +282,18 @@ def test_eta_balanced_reaches_balanced_minimum(audit, fig1_runs, scales):
 @claim("MP-sim.fig2", reading=INIT_READING)
 def test_figure2_trajectories(audit, fig1_runs, scales):
     sc = scales[0]
-    panels = {"eta S_1 = 1.8 (< 2)": fig1_runs[(sc, 1.8)], "eta S_1 = 2.8": fig1_runs[(sc, 2.8)],
-              "eta = 2/lambda_min": fig1_runs[(sc, "bal")]}
+    panels = {
+        "eta S_1 = 1.8 (< 2)": fig1_runs[(sc, 1.8)],
+        "eta S_1 = 2.8": fig1_runs[(sc, 2.8)],
+        "eta = 2/lambda_min": fig1_runs[(sc, "bal")],
+    }
     halts = {"eta S_1 = 2.8": float(gd.halting_point(L20, 2.8 / S1)), "eta = 2/lambda_min": 0.5}
     _save(audit, F.figure2(panels, SIG, halts), "mp_fig2")
-    f1 = {"eta < 2/S_1 (eta S_1 = 1.8)": (1.8 / S1, panels["eta S_1 = 1.8 (< 2)"]),
-          "eta > 2/S_1 (eta S_1 = 2.8)": (2.8 / S1, panels["eta S_1 = 2.8"]),
-          "eta = 2/lambda_1^min": (ETA_BAL, panels["eta = 2/lambda_min"])}
+    f1 = {
+        "eta < 2/S_1 (eta S_1 = 1.8)": (1.8 / S1, panels["eta S_1 = 1.8 (< 2)"]),
+        "eta > 2/S_1 (eta S_1 = 2.8)": (2.8 / S1, panels["eta S_1 = 2.8"]),
+        "eta = 2/lambda_1^min": (ETA_BAL, panels["eta = 2/lambda_min"]),
+    }
     _save(audit, F.figure1(f1, S1, LMIN), "mp_fig1")
     ends = {k: np.round(v.final_sigma[:, 0], 4).tolist() for k, v in panels.items()}
     lam = {k: round(gd.mode_sharpness(np.abs(v.final_sigma[:, 0]), [L20, L20]) / S1, 4) for k, v in panels.items()}
@@ -268,19 +301,27 @@ def test_figure2_trajectories(audit, fig1_runs, scales):
     audit.ours(lam, label="lambda_max / S_1 at the end")
     left, mid, right = panels.values()
     mid_right = [lam[k] for k in list(panels)[1:]]
-    audit.evidence("Figures mp_fig1, mp_fig2 (our runs; black: S_1, 2/eta, lambda_min, zero-loss line, balanced point, "
-                   f"predicted stopping point). Left: sigma_21 = {left.final_sigma[1, 0] / left.final_sigma[0, 0]:.2%} "
-                   f"of sigma_11 (<= 1%); middle and right: lambda_max = {mid_right[0]:.4f} and {mid_right[1]:.4f} S_1 "
-                   "(< 0.75 S_1).")
+    audit.evidence(
+        "Figures mp_fig1, mp_fig2 (our runs; black: S_1, 2/eta, lambda_min, zero-loss line, balanced point, "
+        f"predicted stopping point). Left: sigma_21 = {left.final_sigma[1, 0] / left.final_sigma[0, 0]:.2%} "
+        f"of sigma_11 (<= 1%); middle and right: lambda_max = {mid_right[0]:.4f} and {mid_right[1]:.4f} S_1 "
+        "(< 0.75 S_1)."
+    )
     assert left.final_sigma[1, 0] <= 0.01 * left.final_sigma[0, 0]  # suppressed
     for run in (mid, right):
         s = np.abs(run.final_sigma[:, 0])
-        assert gd.mode_sharpness(s, [L20, L20]) < 0.75 * S1 and s.min() >= 0.1  # balanced enough that lambda < S_1 clearly
+        assert (
+            gd.mode_sharpness(s, [L20, L20]) < 0.75 * S1 and s.min() >= 0.1
+        )  # balanced enough that lambda < S_1 clearly
 
 
-@claim("MP-sim.fig10", reading=(
-    "Figure 10's depth and initial scales are not given; we use L = 3 and 5, alpha_h = alpha_0 0.9^h with alpha_0 on a "
-    "fixed grid 1e-2..1e-8 (one per decade), 2e6 steps; L = 10 and 20 are reported, not asserted (see evidence)"))
+@claim(
+    "MP-sim.fig10",
+    reading=(
+        "Figure 10's depth and initial scales are not given; we use L = 3 and 5, alpha_h = alpha_0 0.9^h with alpha_0 on a "
+        "fixed grid 1e-2..1e-8 (one per decade), 2e6 steps; L = 10 and 20 are reported, not asserted (see evidence)"
+    ),
+)
 def test_three_pathways_balance(sim, audit, profile):
     grid = np.logspace(-2, -8, 7)
     n = 2_000_000
@@ -303,7 +344,9 @@ def test_three_pathways_balance(sim, audit, profile):
         f"a sign flip at L = 10, 20: {flips[10]}, {flips[20]}), and at depth L a per-layer value a that small needs "
         "~a^{2-L}/(L-2) units of GF time to escape. Whether Figure 10 used such a depth the text does not say."
     )
-    assert worst[3] <= 0.01 and worst[5] <= 0.01  # balanced point within 1% of sigma_* (marginal stability: slow approach)
+    assert (
+        worst[3] <= 0.01 and worst[5] <= 0.01
+    )  # balanced point within 1% of sigma_* (marginal stability: slow approach)
 
 
 # ------------------------------------------------------------------ heterogeneous depths (Section 5.3)
@@ -313,7 +356,9 @@ def _hetero(sim, pairs, scales, n):
         al = ns.optimal_allocation([L1, L2], SIG, 30)
         opt[(L1, L2)] = (float(al.sigmas[0]), float(al.sigmas[1]), float(al.lam), float(al.eta_star))
         for sc in scales:
-            runs[(L1, L2, sc)] = sim.svs([L1, L2], [SIG], float(al.eta_star), [sc, sc], n, record_every=max(1, n // 20000))
+            runs[(L1, L2, sc)] = sim.svs(
+                [L1, L2], [SIG], float(al.eta_star), [sc, sc], n, record_every=max(1, n // 20000)
+            )
     return runs, opt
 
 
@@ -325,8 +370,10 @@ def hetero(sim, profile):
     return _hetero(sim, pairs, scales, n), scales
 
 
-HETERO_READING = ("the common initial scale is not given: alpha_1 = alpha_2 in {1e-3, 1e-6}; eta* = 2/lambda^min from the "
-                  "50-digit solution of (18) (numerics.multipath.sharpness.optimal_allocation); 1e6 steps (1e7 full)")
+HETERO_READING = (
+    "the common initial scale is not given: alpha_1 = alpha_2 in {1e-3, 1e-6}; eta* = 2/lambda^min from the "
+    "50-digit solution of (18) (numerics.multipath.sharpness.optimal_allocation); 1e6 steps (1e7 full)"
+)
 
 
 def _hetero_check(audit, hetero, depths):
@@ -351,8 +398,15 @@ def _hetero_check(audit, hetero, depths):
 def test_heterogeneous_equilibrium_fig4(audit, hetero):
     dev, lamdev, rows = _hetero_check(audit, hetero, (3, 5, 7))
     (runs, opt), scales = hetero
-    _save(audit, F.figure4({p: runs[(*p, scales[1])] for p in [(a, b) for a in (3, 5, 7) for b in (3, 5, 7)]},
-                           {p: opt[p][:2] for p in opt}, SIG), "mp_fig4")
+    _save(
+        audit,
+        F.figure4(
+            {p: runs[(*p, scales[1])] for p in [(a, b) for a in (3, 5, 7) for b in (3, 5, 7)]},
+            {p: opt[p][:2] for p in opt},
+            SIG,
+        ),
+        "mp_fig4",
+    )
     audit.ours(rows, label="(L1, L2, alpha) -> end point (sigma_11, sigma_21); 'opt': Eq. (18)")
     audit.ours({"max |sigma_h - sigma_h^opt|": dev, "max |lambda/lambda_min - 1|": lamdev}, 3)
     fig4_runs = [runs[(a, b, sc)] for a in (3, 5, 7) for b in (3, 5, 7) for sc in scales]
@@ -370,20 +424,36 @@ def test_heterogeneous_equilibrium_fig4(audit, hetero):
     assert lamdev <= 0.01
 
 
-@claim("MP-sim.fig8", reading=HETERO_READING + "; the text's 'Figure 9' for this range is read as Figure 8 (Figure 9 is the "
-       "eta = 0.99 eta_WCR plot)")
+@claim(
+    "MP-sim.fig8",
+    reading=HETERO_READING + "; the text's 'Figure 9' for this range is read as Figure 8 (Figure 9 is the "
+    "eta = 0.99 eta_WCR plot)",
+)
 def test_heterogeneous_equilibrium_fig8(audit, hetero):
     dev, lamdev, rows = _hetero_check(audit, hetero, (3, 4, 5, 6, 7))
-    audit.ours({"max |sigma_h - sigma_h^opt|": dev, "max |lambda/lambda_min - 1|": lamdev}, 3, label="all 25 pairs, both scales")
-    audit.ours({k: v for k, v in rows.items() if k[0] < k[1] and k[2] in ("opt", 1e-6)}, label="L1 < L2: ours (alpha = 1e-6) and Eq. (18)")
-    audit.evidence("As for Figure 4, over (L1, L2) in {3,4,5,6,7}^2 (25 pairs, both orders, equal depths included) "
-                   "and both initial scales.")
+    audit.ours(
+        {"max |sigma_h - sigma_h^opt|": dev, "max |lambda/lambda_min - 1|": lamdev},
+        3,
+        label="all 25 pairs, both scales",
+    )
+    audit.ours(
+        {k: v for k, v in rows.items() if k[0] < k[1] and k[2] in ("opt", 1e-6)},
+        label="L1 < L2: ours (alpha = 1e-6) and Eq. (18)",
+    )
+    audit.evidence(
+        "As for Figure 4, over (L1, L2) in {3,4,5,6,7}^2 (25 pairs, both orders, equal depths included) "
+        "and both initial scales."
+    )
     assert dev <= 0.01 and lamdev <= 0.01  # as in MP-sim.fig4
 
 
-@claim("MP-sim.5.3.phases", reading=(
-    "the early phase is read at small initialisation (alpha = 1e-6, the paper's 'sigma_hi << 1'); at alpha = 1e-3 the "
-    "shallow share when 90% of the mode is learned is reported, not asserted"))
+@claim(
+    "MP-sim.5.3.phases",
+    reading=(
+        "the early phase is read at small initialisation (alpha = 1e-6, the paper's 'sigma_hi << 1'); at alpha = 1e-3 the "
+        "shallow share when 90% of the mode is learned is reported, not asserted"
+    ),
+)
 def test_heterogeneous_two_phases(audit, hetero):
     (runs, opt), scales = hetero
     rows = {}
@@ -395,29 +465,43 @@ def test_heterogeneous_two_phases(audit, hetero):
             k = int(np.argmax(s.sum(axis=1) >= 0.9 * SIG))
             share = float(s[k, 0] / s[k].sum())
             peak = float(np.nanmax(run.sharpness[:, 0]))
-            rows[(L1, L2, sc)] = (round(share, 4), round(peak * eta / 2, 3), round(float(s[-1, 1]), 4), round(opt[(L1, L2)][1], 4))
+            rows[(L1, L2, sc)] = (
+                round(share, 4),
+                round(peak * eta / 2, 3),
+                round(float(s[-1, 1]), 4),
+                round(opt[(L1, L2)][1], 4),
+            )
             if sc <= 1e-6:
                 assert share >= 0.95  # the shallow path captures the signal first
                 assert peak > 2 / eta  # then the sharpness climbs past 2/eta
             assert s[-1, 1] >= 0.9 * opt[(L1, L2)][1]  # and the deep pathway is driven up to its optimal share
-    audit.ours(rows, label="(L1, L2, alpha) -> (shallow share when sigma_1 = 0.9, peak lambda eta/2, final deep sigma, optimal deep sigma)")
+    audit.ours(
+        rows,
+        label="(L1, L2, alpha) -> (shallow share when sigma_1 = 0.9, peak lambda eta/2, final deep sigma, optimal deep sigma)",
+    )
     small = [v for k, v in rows.items() if k[2] <= 1e-6]
     every = int(np.median(np.diff(runs[(3, 5, scales[0])].t)))
-    audit.evidence(f"Records every n/20000 steps ({every} here). At alpha = 1e-6 the shallow pathway holds "
-                   f">= {min(v[0] for v in small):.4f} of the mode (4 digits) when 90% is learned and the sharpness "
-                   f"peaks {min(v[1] for v in small):.1f}-{max(v[1] for v in small):.1f} x 2/eta before the deep "
-                   "pathway grows; at alpha = 1e-3 the shallow share at that moment is "
-                   f"{rows[(3, 5, 1e-3)][0]:.2f} (3, 5) and {rows[(3, 7, 1e-3)][0]:.2f} (3, 7): a weaker early phase.")
+    audit.evidence(
+        f"Records every n/20000 steps ({every} here). At alpha = 1e-6 the shallow pathway holds "
+        f">= {min(v[0] for v in small):.4f} of the mode (4 digits) when 90% is learned and the sharpness "
+        f"peaks {min(v[1] for v in small):.1f}-{max(v[1] for v in small):.1f} x 2/eta before the deep "
+        "pathway grows; at alpha = 1e-3 the shallow share at that moment is "
+        f"{rows[(3, 5, 1e-3)][0]:.2f} (3, 5) and {rows[(3, 7, 1e-3)][0]:.2f} (3, 7): a weaker early phase."
+    )
 
 
 # ------------------------------------------------------------------ Section 6 in simulation
 SCALE_GRID = np.logspace(-2, -8, 13)  # two initial scales per decade, fixed once
 
 
-@claim("MP-sim.fig9", reading=(
-    "Figure 9's depth and initialisation are not given: L = 5 (the chain depth of Figure 5), H = 2, sigma_* = 1, "
-    "alpha_2 = 0.9 alpha_1, alpha_1 on a fixed grid of 13 scales 1e-2..1e-8; 'returns close to zero' read as the "
-    "smallest sigma_11 after its first overshoot; 300k steps"))
+@claim(
+    "MP-sim.fig9",
+    reading=(
+        "Figure 9's depth and initialisation are not given: L = 5 (the chain depth of Figure 5), H = 2, sigma_* = 1, "
+        "alpha_2 = 0.9 alpha_1, alpha_1 on a fixed grid of 13 scales 1e-2..1e-8; 'returns close to zero' read as the "
+        "smallest sigma_11 after its first overshoot; 300k steps"
+    ),
+)
 def test_wcr_099_returns_close_to_zero(sim, audit):
     L, H = 5, 2
     ew = float(nw.eta_wcr(L, SIG, 20))
@@ -430,10 +514,18 @@ def test_wcr_099_returns_close_to_zero(sim, audit):
     small = SCALE_GRID <= 1e-5
     sig_min = {f: float(np.max(mins[f][small]) ** L) for f in (0.9, 0.97, 0.99)}
     audit.ours(flips, label=f"runs with a sign flip (of {SCALE_GRID.size}), by eta/eta_WCR")
-    audit.ours({f: float(f"{v:.3g}") for f, v in sig_min.items()}, label="largest min_t sigma_11 after the overshoot, alpha_1 <= 1e-5")
-    audit.ours({f: float(f"{v ** L:.3g}") for f, v in w2.items()}, label="chain's worst-case return sigma = w_2^L (Eq. (19), L = 5)")
-    audit.ours(float(f"{mins[0.99].min():.4g}"), label="smallest per-layer a_11 after the overshoot at 0.99 eta_WCR (chain bound w_2 = "
-               f"{w2[0.99]:.4g})")
+    audit.ours(
+        {f: float(f"{v:.3g}") for f, v in sig_min.items()},
+        label="largest min_t sigma_11 after the overshoot, alpha_1 <= 1e-5",
+    )
+    audit.ours(
+        {f: float(f"{v**L:.3g}") for f, v in w2.items()},
+        label="chain's worst-case return sigma = w_2^L (Eq. (19), L = 5)",
+    )
+    audit.ours(
+        float(f"{mins[0.99].min():.4g}"),
+        label=f"smallest per-layer a_11 after the overshoot at 0.99 eta_WCR (chain bound w_2 = {w2[0.99]:.4g})",
+    )
     audit.evidence(
         f"At 0.99 eta_WCR {flips[0.99]} runs flip; for alpha_1 <= 1e-5 (slow approach, so the iterate passes the "
         f"maximiser of f_eta) sigma_11 dips to <= {sig_min[0.99]:.2g}, about the chain's worst-case return w_2^L = "
@@ -449,9 +541,13 @@ def test_wcr_099_returns_close_to_zero(sim, audit):
     assert mins[0.99].min() >= 0.98 * w2[0.99]  # the chain's worst case bounds the dip (2%: the second pathway's share)
 
 
-@claim("MP-sim.fig6", reading=(
-    "Figure 6's (eta/eta_1, L) values are not given: eta/eta_1 in {3.5, 4.5, 5.5} x L in {3, 5, 10, 20, 50}; the "
-    "simulation is the single-pathway chain (H = 1) from 40 per-layer starts u_0 = 0.02..0.98, 3000 steps each"))
+@claim(
+    "MP-sim.fig6",
+    reading=(
+        "Figure 6's (eta/eta_1, L) values are not given: eta/eta_1 in {3.5, 4.5, 5.5} x L in {3, 5, 10, 20, 50}; the "
+        "simulation is the single-pathway chain (H = 1) from 40 per-layer starts u_0 = 0.02..0.98, 3000 steps each"
+    ),
+)
 def test_chain_flips_only_above_gamma_wcr(sim, audit):
     gammas, depths = (3.5, 4.5, 5.5), (3, 5, 10, 20, 50)
     gw = {L: float(nw.gamma_wcr(L, 15)) for L in depths}
@@ -478,11 +574,15 @@ def test_chain_flips_only_above_gamma_wcr(sim, audit):
         assert o["g_c"] > 1  # every panel is in the overshoot regime (eta > eta_1)
 
 
-@claim("MP-sim.6.warmup", reading=(
-    "setting not given: H = 4, L = 5 (odd, so a flip makes sigma_h1 < 0; 2 H^{1-2/L} > gamma_WCR(5), so eta_WCR "
-    "binds), eta S_1 midway between the two (values in the evidence), alpha_h = alpha_0 0.9^h on the 13-scale grid; "
-    "warm-up: eta rises linearly "
-    "from 0.5/S_1 to eta over 1e5 steps (1e6 in the full profile); compensated arithmetic (see evidence)"))
+@claim(
+    "MP-sim.6.warmup",
+    reading=(
+        "setting not given: H = 4, L = 5 (odd, so a flip makes sigma_h1 < 0; 2 H^{1-2/L} > gamma_WCR(5), so eta_WCR "
+        "binds), eta S_1 midway between the two (values in the evidence), alpha_h = alpha_0 0.9^h on the 13-scale grid; "
+        "warm-up: eta rises linearly "
+        "from 0.5/S_1 to eta over 1e5 steps (1e6 in the full profile); compensated arithmetic (see evidence)"
+    ),
+)
 def test_warmup_avoids_sign_flip(sim, audit, profile):
     H, L = 4, 5
     gw, gb = float(nw.gamma_wcr(L, 15)), 2 * H ** (1 - 2 / L)
@@ -499,8 +599,10 @@ def test_warmup_avoids_sign_flip(sim, audit, profile):
         plain_stuck += _held(p, eta)
         plain_flip += p.flipped
     short = gd.warmup_schedule(eta, n, 0, 10_000, 0.5 / L)
-    nflip_short = sum(sim.svs([L] * H, [SIG], short, a * ASYM ** np.arange(H), n, record_every=n, tol=TOL_R).flipped
-                      for a in SCALE_GRID)
+    nflip_short = sum(
+        sim.svs([L] * H, [SIG], short, a * ASYM ** np.arange(H), n, record_every=n, tol=TOL_R).flipped
+        for a in SCALE_GRID
+    )
     nflip_c = sum(r.flipped for r in const)
     nflip_w = sum(r.flipped for r in warm)
     held = [r for r in warm if _held(r, eta)]
@@ -508,13 +610,20 @@ def test_warmup_avoids_sign_flip(sim, audit, profile):
     ratio_w = [r.final_sharpness * eta / 2 for r in moving]
     second = [float(np.sort(r.final_sigma[:, 0])[-2]) for r in moving]  # the largest subordinate pathway
     n_all = len(SCALE_GRID)
-    audit.ours({"constant": nflip_c, "warm-up": nflip_w, "warm-up over 1e4 steps only": nflip_short},
-               label=f"runs with a sign flip (of {n_all})")
-    audit.ours([float(f"{a:.2g}") for a, r in zip(SCALE_GRID, const) if r.flipped], label="alpha_0 of the flipping constant-step runs")
+    audit.ours(
+        {"constant": nflip_c, "warm-up": nflip_w, "warm-up over 1e4 steps only": nflip_short},
+        label=f"runs with a sign flip (of {n_all})",
+    )
+    audit.ours(
+        [float(f"{a:.2g}") for a, r in zip(SCALE_GRID, const) if r.flipped],
+        label="alpha_0 of the flipping constant-step runs",
+    )
     audit.ours([round(x, 3) for x in second], label="warm-up runs that moved on: second-largest sigma_h1 at the end")
     audit.ours([round(x, 4) for x in ratio_w], label="warm-up runs that moved on: lambda_final eta/2")
-    audit.ours({"compensated warm-up": len(held), "plain float64 warm-up": plain_stuck, "plain float64 flipped": plain_flip},
-               label="runs held at a minimum unstable for the final step (residual at rounding level)")
+    audit.ours(
+        {"compensated warm-up": len(held), "plain float64 warm-up": plain_stuck, "plain float64 flipped": plain_flip},
+        label="runs held at a minimum unstable for the final step (residual at rounding level)",
+    )
     audit.evidence(
         f"Setting: 2 H^(1-2/L) = {gb:.3f} > gamma_WCR({L}) = {gw:.3f}, eta S_1 = {eta * L:.3f} (midway). Constant eta: "
         f"the transient overshoot flips sigma_h1 in {nflip_c} of {n_all} runs (alpha_0 <= "
@@ -554,19 +663,25 @@ def rank_p_runs(sim, ensemble_size):
     """The rank-p window as ensembles (numerics.multipath.ensembles): on the SVS set and in full matrices."""
     seed = ens.SEED + (1 if sim.rel else 0)  # under --perturb: another ensemble of perturbed starts
     eye = gd.svs_initialisation(list(ens.ALPHAS), [ens.DEPTH] * 2, np.eye(3), np.eye(3))
-    return {"manifold": ens.rank_p_on_manifold(ensemble_size, seed=seed),
-            "full": ens.rank_p_full(ensemble_size, seed=seed),
-            "identity": sim.full(eye, np.diag(ens.SIGMA), ens.setting()["eta"], ens.STEPS)}
+    return {
+        "manifold": ens.rank_p_on_manifold(ensemble_size, seed=seed),
+        "full": ens.rank_p_full(ensemble_size, seed=seed),
+        "identity": sim.full(eye, np.diag(ens.SIGMA), ens.setting()["eta"], ens.STEPS),
+    }
 
 
 def _frac(f: dict) -> str:
     return f"{f['k']}/{f['n']} [{f['ci'][0]:.3f}, {f['ci'][1]:.3f}]"
 
 
-@claim("MP-sim.6.24.rankp", reading=(
-    "on the SVS depth-balanced set that the analysis assumes (the mode recursion (54)): d = 3, H = 2, L = 5, "
-    "sigma_* = (1, 0.9, 0.6), alpha = (1e-6, 0.9e-6), eta S_1 = 2.8 (p = 2), 2e5 steps, as an ensemble of starts "
-    "perturbed at 1e-12 relative; 'behaves as claimed' = the 95% Clopper-Pearson lower bound of the fraction is >= 0.8"))
+@claim(
+    "MP-sim.6.24.rankp",
+    reading=(
+        "on the SVS depth-balanced set that the analysis assumes (the mode recursion (54)): d = 3, H = 2, L = 5, "
+        "sigma_* = (1, 0.9, 0.6), alpha = (1e-6, 0.9e-6), eta S_1 = 2.8 (p = 2), 2e5 steps, as an ensemble of starts "
+        "perturbed at 1e-12 relative; 'behaves as claimed' = the 95% Clopper-Pearson lower bound of the fraction is >= 0.8"
+    ),
+)
 def test_rank_p_window(audit, rank_p_runs, ensemble_size):
     st = ens.setting()
     S, eta, p, sig = st["S"], st["eta"], st["p"], st["sigma"]
@@ -579,11 +694,21 @@ def test_rank_p_window(audit, rank_p_runs, ensemble_size):
     power = ens.lower_bound_power(ensemble_size, ENS_THRESHOLD, ENS_ALT)
     audit.ours({"p": p, "2/S_p": 2 / S[p - 1], "eta": eta, "min(2/S_{p+1}, eta_max)": min(2 / S[p], eta_max)}, 6)
     audit.ours({k: _frac(f) for k, f in on.items()}, label="mode recursion, perturbed starts (k/n, 95% CP)")
-    audit.ours({"as predicted": eye_class["as_predicted"], "full Hessian top (FD) x eta/2": round(top * eta / 2, 4),
-                "max depth-balance gap": float(eye.gap.max())}, 4, label="full 3 x 3 matrices in the target's frame")
-    audit.power(power, alternative=f"the prediction of (24) fails in a quarter of the starts (fraction {ENS_ALT}): "
-                "a claim about the band should hold for almost every start", method=(
-                f"exact binomial sum over the {ensemble_size} members of P(CP lower bound < {ENS_THRESHOLD})"))
+    audit.ours(
+        {
+            "as predicted": eye_class["as_predicted"],
+            "full Hessian top (FD) x eta/2": round(top * eta / 2, 4),
+            "max depth-balance gap": float(eye.gap.max()),
+        },
+        4,
+        label="full 3 x 3 matrices in the target's frame",
+    )
+    audit.power(
+        power,
+        alternative=f"the prediction of (24) fails in a quarter of the starts (fraction {ENS_ALT}): "
+        "a claim about the band should hold for almost every start",
+        method=(f"exact binomial sum over the {ensemble_size} members of P(CP lower bound < {ENS_THRESHOLD})"),
+    )
     audit.evidence(
         f"eta S_1 = {ens.ETA_S1} puts eta in the band (24) with p = {p}. On the SVS set {_frac(on['as_predicted'])} of "
         f"the perturbed starts re-balance modes 1-{p} to the stopping boundary lambda_i = 2/eta (within 3%) and leave "
@@ -598,16 +723,22 @@ def test_rank_p_window(audit, rank_p_runs, ensemble_size):
     assert top * eta / 2 <= 1 + 1e-4  # FD Hessian: O(h^2) = 1e-10 truncation, 1e-11/h rounding
 
 
-@claim("MP-sim.manifold.eos", reading=(
-    "the rank-p setting of MP-sim.6.24.rankp in full 3 x 3 matrices, target frame V Haar-random per member, start on "
-    "the SVS set pushed off it by 1e-12 relative; 'leaves the manifold' = a depth-balance gap above 1e-3"))
+@claim(
+    "MP-sim.manifold.eos",
+    reading=(
+        "the rank-p setting of MP-sim.6.24.rankp in full 3 x 3 matrices, target frame V Haar-random per member, start on "
+        "the SVS set pushed off it by 1e-12 relative; 'leaves the manifold' = a depth-balance gap above 1e-3"
+    ),
+)
 def test_manifold_unstable_at_eos_ours(audit, rank_p_runs):
     full = rank_p_runs["full"]
     fs = ens.summary(full)
     left = full["leave_step"][full["leave_step"] >= 0]
     audit.ours({k: _frac(f) for k, f in fs.items()}, label="full matrices, Haar frames, perturbed (k/n, 95% CP)")
-    audit.ours({"median": float(np.median(left)) if left.size else None, "max": int(left.max()) if left.size else None},
-               label="first recorded step with gap > 1e-3 (of 2e5)")
+    audit.ours(
+        {"median": float(np.median(left)) if left.size else None, "max": int(left.max()) if left.size else None},
+        label="first recorded step with gap > 1e-3 (of 2e5)",
+    )
     audit.evidence(
         "The SVS set is invariant under GD (Prop. B.4; MP-E.1, MP-sim.manifold below the edge) but not attracting at the "
         f"edge of stability: from a 1e-12 relative push off it, {_frac(fs['left_manifold'])} of the Haar-frame runs "
@@ -620,12 +751,16 @@ def test_manifold_unstable_at_eos_ours(audit, rank_p_runs):
     assert fs["left_manifold"]["ci"][0] > 0.5
 
 
-@discrepancy("MP-sim.manifold.eos", reason=(
-    "The depth-balanced SVS manifold is invariant under GD (Prop. B.4) but transversally unstable at the edge of "
-    "stability: in full matrices a rounding-sized departure from it grows to an O(1) depth imbalance, and the end "
-    "point then often differs from the mode recursion (the tail mode splits across pathways, or the run diverges); "
-    "the fractions, with their intervals, are in the evidence. The predictions describe GD on the manifold, not GD "
-    "near it."))
+@discrepancy(
+    "MP-sim.manifold.eos",
+    reason=(
+        "The depth-balanced SVS manifold is invariant under GD (Prop. B.4) but transversally unstable at the edge of "
+        "stability: in full matrices a rounding-sized departure from it grows to an O(1) depth imbalance, and the end "
+        "point then often differs from the mode recursion (the tail mode splits across pathways, or the run diverges); "
+        "the fractions, with their intervals, are in the evidence. The predictions describe GD on the manifold, not GD "
+        "near it."
+    ),
+)
 def test_manifold_unstable_at_eos_paper(rank_p_runs):
     stay = ens.fraction(rank_p_runs["full"]["leave_step"] < 0)
     paper_claim(stay["ci"][1] >= 0.5, f"runs that stay within 1e-3 of the manifold: {_frac(stay)}")
@@ -636,14 +771,24 @@ def _ceiling(H, L):
     return min(2 * H ** (1 - 2 / L), float(nw.gamma_wcr(L, 15)))
 
 
-@claim("MP-sim.bound", reading=(
-    "'converged' = every mode residual below 1e-11 within 4e5 steps; alpha_1 = 1e-3, alpha_h = alpha_1 q^(h-1) with "
-    "the asymmetry q drawn; eta S_1 = f x min(2H^{1-2/L}, gamma_WCR(L)), f in [0.1, 0.95]"))
+@claim(
+    "MP-sim.bound",
+    reading=(
+        "'converged' = every mode residual below 1e-11 within 4e5 steps; alpha_1 = 1e-3, alpha_h = alpha_1 q^(h-1) with "
+        "the asymmetry q drawn; eta S_1 = f x min(2H^{1-2/L}, gamma_WCR(L)), f in [0.1, 0.95]"
+    ),
+)
 def test_converged_sharpness_bound(sim, audit, profile):
     seen = []
 
     @settings(max_examples=40 if profile == "quick" else 300, deadline=None, derandomize=True)
-    @given(H=st.integers(2, 4), L=st.integers(3, 12), sig=st.floats(0.5, 2.0), f=st.floats(0.1, 0.95), q=st.floats(0.5, 0.95))
+    @given(
+        H=st.integers(2, 4),
+        L=st.integers(3, 12),
+        sig=st.floats(0.5, 2.0),
+        f=st.floats(0.1, 0.95),
+        q=st.floats(0.5, 0.95),
+    )
     def prop(H, L, sig, f, q):
         S1_ = L * sig ** (2 - 2 / L)
         eta = f * _ceiling(H, L) / S1_
@@ -657,26 +802,46 @@ def test_converged_sharpness_bound(sim, audit, profile):
 
     prop()
     conv = [s for s in seen if s[0]]
-    audit.ours({"examples": len(seen), "converged": len(conv), "max lambda/max(2/eta, lambda_min)": max(s[1] for s in conv),
-                "min lambda/lambda_min": min(s[2] for s in conv)}, 8)
-    audit.evidence("Hypothesis (derandomised) over H = 2..4, L = 3..12, sigma_* in [0.5, 2], eta up to 95% of the binding "
-                   f"ceiling of (24): {len(conv)} of {len(seen)} runs converged, and every converged run ends with "
-                   "lambda_min <= lambda <= max(2/eta, lambda_min) (tolerance 1e-6 relative; largest "
-                   f"lambda/max(2/eta, lambda_min) {max(s[1] for s in conv):.8f}, smallest lambda/lambda_min "
-                   f"{min(s[2] for s in conv):.6f}).")
+    audit.ours(
+        {
+            "examples": len(seen),
+            "converged": len(conv),
+            "max lambda/max(2/eta, lambda_min)": max(s[1] for s in conv),
+            "min lambda/lambda_min": min(s[2] for s in conv),
+        },
+        8,
+    )
+    audit.evidence(
+        "Hypothesis (derandomised) over H = 2..4, L = 3..12, sigma_* in [0.5, 2], eta up to 95% of the binding "
+        f"ceiling of (24): {len(conv)} of {len(seen)} runs converged, and every converged run ends with "
+        "lambda_min <= lambda <= max(2/eta, lambda_min) (tolerance 1e-6 relative; largest "
+        f"lambda/max(2/eta, lambda_min) {max(s[1] for s in conv):.8f}, smallest lambda/lambda_min "
+        f"{min(s[2] for s in conv):.6f})."
+    )
     assert len(conv) >= 0.9 * len(seen)  # the property is not vacuous: nearly every run converges within 4e5 steps
 
 
-@claim("MP-sim.manifold", reading=(
-    "checked along runs below the classical bound (eta < 2/S_1 of the top mode, 400-3000 steps, d = 2 or 3, H = 1..3, "
-    "L = 2..6), each also from a start pushed off the manifold by 1e-12 relative; at the edge of stability see "
-    "MP-sim.manifold.eos"))
+@claim(
+    "MP-sim.manifold",
+    reading=(
+        "checked along runs below the classical bound (eta < 2/S_1 of the top mode, 400-3000 steps, d = 2 or 3, H = 1..3, "
+        "L = 2..6), each also from a start pushed off the manifold by 1e-12 relative; at the edge of stability see "
+        "MP-sim.manifold.eos"
+    ),
+)
 def test_full_gd_stays_on_manifold(sim, audit, profile):
     worst = {"gap": 0.0, "offdiag": 0.0, "vs recursion": 0.0}
 
     @settings(max_examples=25 if profile == "quick" else 200, deadline=None, derandomize=True)
-    @given(H=st.integers(1, 3), L=st.integers(2, 6), d=st.integers(2, 3), f=st.floats(0.1, 0.9),
-           seed=st.integers(0, 2**32 - 1), n=st.integers(400, 3000), sig_lo=st.floats(0.3, 1.0))
+    @given(
+        H=st.integers(1, 3),
+        L=st.integers(2, 6),
+        d=st.integers(2, 3),
+        f=st.floats(0.1, 0.9),
+        seed=st.integers(0, 2**32 - 1),
+        n=st.integers(400, 3000),
+        sig_lo=st.floats(0.3, 1.0),
+    )
     def prop(H, L, d, f, seed, n, sig_lo):
         rng = np.random.default_rng(seed)  # the frame V only; every other quantity is drawn by hypothesis
         V = ns.random_orthogonal(rng, d)
@@ -688,7 +853,9 @@ def test_full_gd_stays_on_manifold(sim, audit, profile):
         # the same start pushed off the manifold by 1e-12 relative (a rounding-sized change): below the edge the
         # departure must stay at its own size, not grow
         noise = np.random.default_rng([seed, 1]).standard_normal((H, L, d, d))
-        Wp = [[W + 1e-12 * np.linalg.norm(W) / d * noise[h, l] for l, W in enumerate(path)] for h, path in enumerate(W0)]
+        Wp = [
+            [W + 1e-12 * np.linalg.norm(W) / d * noise[h, l] for l, W in enumerate(path)] for h, path in enumerate(W0)
+        ]
         pert = sim.full(Wp, V @ np.diag(sig) @ V.T, eta, n, record_every=max(1, n // 50))
         svs = sim.svs([L] * H, sig, eta, al, n, record_every=max(1, n // 50), compensated=False)
         inner = np.einsum("pi,khpq,qj->khij", V, run.F, V)

@@ -79,7 +79,13 @@ def test_layer_gradient_formula(audit):
     Ws = [[W + 0.3 * rng.standard_normal(W.shape) for W in ly] for ly in Ws]  # leave the SVS set: a generic point
     G = ns.flatten(ns.full_gradient(Ws, Mstar))
     theta, h = ns.flatten(Ws), 1e-6
-    fd = np.array([(ns.loss(ns.unflatten(theta + h * e, Ws), Mstar) - ns.loss(ns.unflatten(theta - h * e, Ws), Mstar)) / (2 * h) for e in np.eye(theta.size)])
+    fd = np.array(
+        [
+            (ns.loss(ns.unflatten(theta + h * e, Ws), Mstar) - ns.loss(ns.unflatten(theta - h * e, Ws), Mstar))
+            / (2 * h)
+            for e in np.eye(theta.size)
+        ]
+    )
     rel = float(np.abs(fd - G).max() / np.abs(G).max())
     audit.ours({s: all(m.is_zero_matrix for m in r) for s, r in res.items()}, label="(34) residual is zero, (d, H, L)")
     audit.ours(rel, label="float64 central differences vs (34), generic point")
@@ -109,7 +115,10 @@ def test_layer_update(audit):
                 core = frames[h][l + 1].T @ new[h][l] @ frames[h][l]
                 other = np.prod([values[h][j] for j in range(len(values[h])) if j != l], axis=0)
                 worst = max(worst, float(np.abs(core - np.diag(values[h][l] - eta * r * other)).max()) / _scale(new))
-    audit.ours({s: all(m.is_zero_matrix for m in r) for s, r in res.items()}, label="Q^T grad Q - diag(r_i prod_{j!=l} s) is zero")
+    audit.ours(
+        {s: all(m.is_zero_matrix for m in r) for s, r in res.items()},
+        label="Q^T grad Q - diag(r_i prod_{j!=l} s) is zero",
+    )
     audit.ours(worst, label="float64: max |Q^T W(t+1) Q - diag(33)| / scale")
     audit.evidence(
         "The differentiated gradient evaluated at a symbolic SVS point (rational frames, U != V) satisfies "

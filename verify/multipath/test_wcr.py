@@ -85,7 +85,9 @@ def test_deep_chain_map_is_balanced_gd(audit):
 def test_onset_and_classical_bound(audit):
     slope = dw.map_slope_at_target()
     S1 = dw.sharpness_S1()
-    eig = {d: max(dw.balanced_chain(d)["hessian_eigenvalues"], key=lambda e: sp.N(e.subs(dw.sigma, 2))) for d in (2, 3, 4)}
+    eig = {
+        d: max(dw.balanced_chain(d)["hessian_eigenvalues"], key=lambda e: sp.N(e.subs(dw.sigma, 2))) for d in (2, 3, 4)
+    }
     F1 = dw.lemma_F1()
     audit.ours(slope, label="f_eta'(w_*)")
     audit.ours(eig, label="top Hessian eigenvalue of the chain at its minimiser")
@@ -277,8 +279,12 @@ def test_root_interval_and_bisection(audit, certified):
     # a plain bisection of (80) in y, on the paper's interval, for L = 10
     L = 10
     with mpmath.workdps(40):
-        P = lambda yy: ((2 * L - 1) * yy - (L - 1)) ** (2 * L - 1) - ((2 * L - 2) * yy - (L - 2)) ** (L - 2) * (  # noqa: E731
-            yy * ((2 * L - 2) * yy - (L - 2)) ** L - ((2 * L - 1) * yy - (L - 1)) ** L
+        P = lambda yy: (
+            ((2 * L - 1) * yy - (L - 1)) ** (2 * L - 1)
+            - ((2 * L - 2) * yy - (L - 2)) ** (L - 2)
+            * (  # noqa: E731
+                yy * ((2 * L - 2) * yy - (L - 2)) ** L - ((2 * L - 1) * yy - (L - 1)) ** L
+            )
         )
         a, b = mpmath.mpf(L - 1) / (2 * L - 1), mpmath.mpf(1)
         for _ in range(120):
@@ -299,10 +305,15 @@ def test_root_interval_and_bisection(audit, certified):
     # here from (81) at 2 * 12 + 10 digits, not by the library's evaluation).
     with mpmath.workdps(34):
         g81 = lambda yy, L: L * yy ** (mpmath.mpf(2) / L - 1) / ((2 * L - 1) * yy - (L - 1))  # noqa: E731
-        uncovered = [L for L, c in certified.items()
-                     if not all(c.gamma_lo <= g81((1 + t) / 2, L) <= c.gamma_hi for t in (c.t_lo, c.t_hi))]
-    audit.evidence(f"Every certificate's gamma enclosure holds (81) at both ends of its root bracket: "
-                   f"{len(certified) - len(uncovered)} of {len(certified)}.")
+        uncovered = [
+            L
+            for L, c in certified.items()
+            if not all(c.gamma_lo <= g81((1 + t) / 2, L) <= c.gamma_hi for t in (c.t_lo, c.t_hi))
+        ]
+    audit.evidence(
+        f"Every certificate's gamma enclosure holds (81) at both ends of its root bracket: "
+        f"{len(certified) - len(uncovered)} of {len(certified)}."
+    )
     assert not uncovered, f"gamma enclosures not covering their root brackets: L = {uncovered[:10]}"
     assert all(lo_val < 0 < hi_val for lo_val, hi_val in ends.values())
     assert inside
@@ -416,7 +427,9 @@ def test_table_large(audit):
 def test_gamma_exceeds_two(audit, certified):
     lowest = min(certified.values(), key=lambda c: c.gamma_lo)
     exact2 = dw.closed_form_L2()["gamma"]
-    audit.ours(f"min over tested L of the certified lower bound: gamma_WCR({lowest.L}) >= {mpmath.nstr(lowest.gamma_lo, 15)}")
+    audit.ours(
+        f"min over tested L of the certified lower bound: gamma_WCR({lowest.L}) >= {mpmath.nstr(lowest.gamma_lo, 15)}"
+    )
     audit.evidence(
         "Certified (interval arithmetic) lower bounds for every L = 2..1001 and L = 10^3..10^12 (+1): all > 2, the "
         f"smallest ({mpmath.nstr(lowest.gamma_lo, 8)}) at L = {lowest.L}, where gamma = {sp.sstr(exact2)} > 2 exactly "
@@ -430,7 +443,9 @@ def test_gamma_exceeds_two(audit, certified):
 @claim("MP-6.2.unique")
 def test_gamma_unique(audit, certified):
     worst = max(certified.values(), key=lambda c: c.dlog_psi_max)
-    audit.ours(f"largest certified upper bound of d(log psi)/dt on a bracket: {mpmath.nstr(worst.dlog_psi_max, 8)} (L = {worst.L})")
+    audit.ours(
+        f"largest certified upper bound of d(log psi)/dt on a bracket: {mpmath.nstr(worst.dlog_psi_max, 8)} (L = {worst.L})"
+    )
     audit.evidence(
         "For every L = 2..1001 and 10^3..10^12 (+1): a certified sign change of log psi (83) on a bracket and a "
         "certified negative derivative over the bracket (interval arithmetic): one root in the bracket. Globally "
@@ -457,7 +472,9 @@ def test_sigma_independence(audit):
     assert dw.normalisation_residual() == 0
     for L in (3, 10):
         ref = nw.gamma_wcr(L, 20)
-        assert all(abs(out[(L, s)] / ref - 1) < mpmath.mpf("1e-11") for s in sigmas)  # 14-digit knife edge, ~11 reliable
+        assert all(
+            abs(out[(L, s)] / ref - 1) < mpmath.mpf("1e-11") for s in sigmas
+        )  # 14-digit knife edge, ~11 reliable
 
 
 @claim("MP-6.fig5")
@@ -508,7 +525,9 @@ def test_monotone_growth(audit, certified, sweep):
     diffs = np.diff(g)
     pairs_ok = all(certified[L].gamma_hi < certified[L + 1].gamma_lo for L in range(2, N_CERT + 1))
     sparse_ok = all(certified[L].gamma_hi < certified[L + 1].gamma_lo for L in SPARSE)
-    audit.ours(f"min gamma(L+1) - gamma(L) over 2 <= L < 10^6 (float64): {diffs.min():.6e} at L = {Ls[np.argmin(diffs)]}")
+    audit.ours(
+        f"min gamma(L+1) - gamma(L) over 2 <= L < 10^6 (float64): {diffs.min():.6e} at L = {Ls[np.argmin(diffs)]}"
+    )
     checked = (2, 1000, 12345, SWEEP_MAX)
     valid = max(abs(g[L - 2] / float(nw.gamma_wcr(L, 20)) - 1) for L in checked)
     floor = FLOAT_REL_TOL * g.max()  # the float tolerance in absolute terms
@@ -597,7 +616,9 @@ def test_eq84_r_power_ours(audit, certified):
     )
     assert lim["r_minus_1_times_2Lt"] == 1 - dw.t  # first half: (r-1) 2Lt -> 1 - t -> 1 as t -> 0
     assert lim["log_rL_minus_half_over_t"] == sp.Rational(-1, 2)
-    assert abs(dev[10**12] + mpmath.mpf("0.5")) < mpmath.mpf("0.01")  # our limit: O(t) = 0.04 at L = 10^12, measured << that
+    assert abs(dev[10**12] + mpmath.mpf("0.5")) < mpmath.mpf(
+        "0.01"
+    )  # our limit: O(t) = 0.04 at L = 10^12, measured << that
 
 
 @discrepancy(
@@ -622,7 +643,9 @@ def test_eq85(audit, certified):
             ratio[L] = mpmath.exp(1 / t) / (L * t)
     tail = [ratio[L] for L in SPARSE]
     audit.ours({L: mpmath.nstr(ratio[L], 6) for L in SPARSE}, label="exp(1/t)/(L t)")
-    audit.ours(f"range over L = 10..10^12: [{mpmath.nstr(min(ratio.values()), 5)}, {mpmath.nstr(max(ratio.values()), 5)}]")
+    audit.ours(
+        f"range over L = 10..10^12: [{mpmath.nstr(min(ratio.values()), 5)}, {mpmath.nstr(max(ratio.values()), 5)}]"
+    )
     audit.evidence(
         f"From certified roots: exp(1/t)/(Lt) lies in [{mpmath.nstr(min(ratio.values()), 3)}, "
         f"{mpmath.nstr(max(ratio.values()), 3)}] over L = 10..10^12 and in [{mpmath.nstr(min(tail), 3)}, "
@@ -642,7 +665,9 @@ def test_eq86(audit, certified):
             g = _mid(certified[L])
             ratio[L] = mpmath.exp(g / 2) * g / L
     audit.ours({L: mpmath.nstr(ratio[L], 6) for L in SPARSE}, label="exp(gamma/2) gamma / L")
-    audit.ours(f"range over L = 10..10^12: [{mpmath.nstr(min(ratio.values()), 5)}, {mpmath.nstr(max(ratio.values()), 5)}]")
+    audit.ours(
+        f"range over L = 10..10^12: [{mpmath.nstr(min(ratio.values()), 5)}, {mpmath.nstr(max(ratio.values()), 5)}]"
+    )
     audit.evidence(
         f"From certified gamma: exp(gamma/2)/(L/gamma) lies in [{mpmath.nstr(min(ratio.values()), 3)}, "
         f"{mpmath.nstr(max(ratio.values()), 3)}] over L = 10..10^12; our leading order gamma = 2W(2eL) - 2 gives the "

@@ -61,12 +61,15 @@ class Mutant:
         count = text.count(self.old)
         if self.occurrence is None:
             if count != 1:
-                raise StaleMutant(f"{self.id}: `old` occurs {count} times in {self.file}, expected exactly once"
-                                  + (" (give `occurrence`)" if count > 1 else ""))
+                raise StaleMutant(
+                    f"{self.id}: `old` occurs {count} times in {self.file}, expected exactly once"
+                    + (" (give `occurrence`)" if count > 1 else "")
+                )
             return text.index(self.old)
         if count < self.occurrence:
-            raise StaleMutant(f"{self.id}: `old` occurs {count} times in {self.file}; occurrence "
-                              f"{self.occurrence} was asked for")
+            raise StaleMutant(
+                f"{self.id}: `old` occurs {count} times in {self.file}; occurrence {self.occurrence} was asked for"
+            )
         at = -1
         for _ in range(self.occurrence):
             at = text.index(self.old, at + 1)
@@ -75,7 +78,7 @@ class Mutant:
     def apply_to(self, text: str) -> str:
         """``text`` with this mutant's snippet replaced."""
         at = self.locate(text)
-        return text[:at] + self.new + text[at + len(self.old):]
+        return text[:at] + self.new + text[at + len(self.old) :]
 
     def check_set(self) -> tuple[str, ...]:
         """The audit checks, as a sorted tuple (the key under which its baseline is shared)."""
@@ -93,8 +96,9 @@ def _strings(raw, key: str, where: str, prefixes: tuple[str, ...], required: boo
     for v in value:
         path = v.split("::", 1)[0]
         if not path.startswith(prefixes) or ".." in Path(path).parts or Path(path).is_absolute():
-            raise CatalogueError(f"{where}: `{key}` entry {v!r} must be a file or node id under "
-                                 + " or ".join(prefixes))
+            raise CatalogueError(
+                f"{where}: `{key}` entry {v!r} must be a file or node id under " + " or ".join(prefixes)
+            )
     return tuple(value)
 
 
@@ -112,8 +116,9 @@ def parse_catalogue(data: dict, source: str = "catalogue") -> list[Mutant]:
         where = f"{source}: mutant #{i + 1}" + (f" ({raw['id']})" if isinstance(raw.get("id"), str) else "")
         unknown = set(raw) - set(_REQUIRED) - set(_OPTIONAL)
         if unknown:
-            raise CatalogueError(f"{where} has unknown fields {sorted(unknown)}; allowed: "
-                                 f"{', '.join(_REQUIRED + _OPTIONAL)}")
+            raise CatalogueError(
+                f"{where} has unknown fields {sorted(unknown)}; allowed: {', '.join(_REQUIRED + _OPTIONAL)}"
+            )
         missing = [k for k in _REQUIRED if k not in raw]
         if missing:
             raise CatalogueError(f"{where} lacks {', '.join(missing)}")
@@ -138,11 +143,19 @@ def parse_catalogue(data: dict, source: str = "catalogue") -> list[Mutant]:
         occ = raw.get("occurrence")
         if occ is not None and (isinstance(occ, bool) or not isinstance(occ, int) or occ < 1):
             raise CatalogueError(f"{where}: `occurrence` must be an integer >= 1")
-        out.append(Mutant(
-            id=mid, area=raw["area"], description=raw["description"].strip(), file=raw["file"], old=raw["old"],
-            new=raw["new"], checks=_strings(raw, "checks", where, CHECK_DIRS, True),
-            tests=_strings(raw, "tests", where, TEST_DIRS, False), occurrence=occ,
-        ))
+        out.append(
+            Mutant(
+                id=mid,
+                area=raw["area"],
+                description=raw["description"].strip(),
+                file=raw["file"],
+                old=raw["old"],
+                new=raw["new"],
+                checks=_strings(raw, "checks", where, CHECK_DIRS, True),
+                tests=_strings(raw, "tests", where, TEST_DIRS, False),
+                occurrence=occ,
+            )
+        )
     if not out:
         raise CatalogueError(f"{source}: no [[mutant]] tables")
     return out

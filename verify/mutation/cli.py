@@ -31,8 +31,11 @@ def repo_root() -> Path:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m verify.mutation", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m verify.mutation",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = p.add_subparsers(dest="command", required=True)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--format", choices=("text", "json"), default="text")
@@ -43,10 +46,18 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("check", parents=[common], help="verify that every mutant applies to the current tree")
     run = sub.add_parser("run", parents=[common], help="run the mutants against the audit and the tests")
     run.add_argument("--jobs", type=int, default=1, help="mutants run in parallel (default 1)")
-    run.add_argument("--timeout", type=float, default=None, help="seconds per pytest run before a mutant counts as "
-                     "hung (default 600)")
-    run.add_argument("--work-dir", type=Path, default=None, help="slots, shared sweep store and cached baselines "
-                     "(default: <temp>/paper-audit-mutation)")
+    run.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds per pytest run before a mutant counts as hung (default 600)",
+    )
+    run.add_argument(
+        "--work-dir",
+        type=Path,
+        default=None,
+        help="slots, shared sweep store and cached baselines (default: <temp>/paper-audit-mutation)",
+    )
     run.add_argument("--strict", action="store_true", help="exit 1 when a mutant survives the audit")
     return p
 
@@ -70,8 +81,18 @@ def main(argv=None) -> int:
     if args.command == "list":
         if args.format == "json":
             for m in mutants:
-                _emit(json.dumps({"id": m.id, "area": m.area, "description": m.description, "file": m.file,
-                                  "checks": list(m.checks), "tests": list(m.tests)}))
+                _emit(
+                    json.dumps(
+                        {
+                            "id": m.id,
+                            "area": m.area,
+                            "description": m.description,
+                            "file": m.file,
+                            "checks": list(m.checks),
+                            "tests": list(m.tests),
+                        }
+                    )
+                )
         else:
             for m in mutants:
                 _emit(f"{m.id:<34} {m.area:<13} {m.file}\n    {m.description}")
@@ -97,8 +118,9 @@ def main(argv=None) -> int:
     if args.jobs < 1:
         print("error: --jobs must be >= 1", file=sys.stderr)
         return 2
-    runner = Runner(root, jobs=args.jobs, work=args.work_dir,
-                    timeout=args.timeout if args.timeout is not None else DEFAULT_TIMEOUT)
+    runner = Runner(
+        root, jobs=args.jobs, work=args.work_dir, timeout=args.timeout if args.timeout is not None else DEFAULT_TIMEOUT
+    )
 
     def show(o):
         if args.format == "json":
@@ -117,6 +139,8 @@ def main(argv=None) -> int:
     if args.format == "json":
         _emit(json.dumps(result))
     else:
-        _emit(f"{result['mutants']} mutants: {result['killed_by_audit']} killed by the audit, "
-              f"{result['killed_by_tests']} by the library tests; survivors: {', '.join(result['survivors']) or 'none'}")
+        _emit(
+            f"{result['mutants']} mutants: {result['killed_by_audit']} killed by the audit, "
+            f"{result['killed_by_tests']} by the library tests; survivors: {', '.join(result['survivors']) or 'none'}"
+        )
     return 1 if args.strict and result["survivors"] else 0

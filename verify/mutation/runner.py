@@ -66,8 +66,9 @@ def default_work_dir() -> Path:
 
 def repo_files(root: Path) -> list[str]:
     """Tracked and untracked-not-ignored files of the git work tree at ``root`` that exist."""
-    out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=root, capture_output=True,
-                         check=True)
+    out = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=root, capture_output=True, check=True
+    )
     names = sorted({n for n in out.stdout.decode().split("\0") if n})
     return [n for n in names if (root / n).is_file() and not (root / n).is_symlink()]
 
@@ -203,16 +204,18 @@ def _failures(junit: Path) -> list[str]:
     return sorted(out)
 
 
-def run_pytest(cwd: Path, args: list[str], env: dict, timeout: float, report_dir: Path | None,
-               junit: Path) -> PytestRun:
+def run_pytest(
+    cwd: Path, args: list[str], env: dict, timeout: float, report_dir: Path | None, junit: Path
+) -> PytestRun:
     """``python -m pytest ARGS`` in ``cwd`` in its own process group; killed (group) after ``timeout`` s."""
     if report_dir is not None:
         shutil.rmtree(report_dir, ignore_errors=True)
     junit.unlink(missing_ok=True)
     cmd = [sys.executable, "-m", "pytest", *args, "-p", "no:cacheprovider", "-q", f"--junitxml={junit}"]
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+    )
     try:
         out, _ = proc.communicate(timeout=timeout)
         rc = proc.returncode
@@ -307,8 +310,13 @@ class Slot:
     def env(self, dirty: bool) -> dict:
         env = dict(os.environ)
         env.update({name: "1" for name in _SINGLE_THREAD})
-        env.update(PYTHONPATH=str(self.repo), PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg",
-                   HYPOTHESIS_PROFILE="ci", NUMBA_CACHE_DIR=str(self.dir / ("numba-dirty" if dirty else "numba-cache")))
+        env.update(
+            PYTHONPATH=str(self.repo),
+            PYTHONDONTWRITEBYTECODE="1",
+            MPLBACKEND="Agg",
+            HYPOTHESIS_PROFILE="ci",
+            NUMBA_CACHE_DIR=str(self.dir / ("numba-dirty" if dirty else "numba-cache")),
+        )
         env.pop("AUDIT_PROFILE", None)
         env.pop("CI", None)
         return env
@@ -332,8 +340,11 @@ def judge(base: PytestRun, run: PytestRun) -> tuple[bool, str, dict]:
     """(killed, reason, changed verdicts {claim: [baseline, mutant]}) of a mutant run against its baseline."""
     if run.timed_out:
         return True, "timeout", {}
-    changed = {c: [v, run.verdicts.get(c, "(missing)")] for c, v in base.verdicts.items()
-               if run.verdicts.get(c, "(missing)") != v}
+    changed = {
+        c: [v, run.verdicts.get(c, "(missing)")]
+        for c, v in base.verdicts.items()
+        if run.verdicts.get(c, "(missing)") != v
+    }
     new_failures = sorted(set(run.failed) - set(base.failed))
     reasons = []
     if (run.rc != 0) != (base.rc != 0) or (run.rc != base.rc and run.rc not in (0, 1)):
@@ -378,8 +389,15 @@ class Outcome:
 class Runner:
     """Runs mutants in ``jobs`` parallel slots against baselines of the unmutated tree at ``source``."""
 
-    def __init__(self, source: Path, *, jobs: int = 1, work: Path | None = None, timeout: float = DEFAULT_TIMEOUT,
-                 log: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        source: Path,
+        *,
+        jobs: int = 1,
+        work: Path | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        log: Callable[[str], None] | None = None,
+    ):
         if jobs < 1:
             raise ValueError(f"jobs must be >= 1; got {jobs}")
         self.source = Path(source).resolve()
@@ -446,8 +464,10 @@ class Runner:
 
     def baselines(self, mutants: list[Mutant]) -> None:
         """Compute every baseline the mutants need (in parallel slots), before any mutant runs."""
-        needed = sorted({("audit", m.check_set()) for m in mutants} | {("tests", tuple(sorted(set(m.tests))))
-                                                                        for m in mutants if m.tests})
+        needed = sorted(
+            {("audit", m.check_set()) for m in mutants}
+            | {("tests", tuple(sorted(set(m.tests)))) for m in mutants if m.tests}
+        )
         t0 = time.monotonic()
         with ThreadPoolExecutor(self.jobs) as pool:
             list(pool.map(lambda kn: self.baseline(*kn), needed))
@@ -483,8 +503,18 @@ class Runner:
                 store.mkdir(parents=True)
             run = slot.audit(m.check_set(), store=store, dirty=dirty, timeout=self.timeout, maxfail=base.rc == 0)
             killed, reason, changed = judge(base, run)
-            out = Outcome(m.id, m.area, m.description, killed, reason, run.seconds, changed, timeout=run.timed_out,
-                          store="private" if sim else "shared", audit_tail="" if killed else run.tail[-800:])
+            out = Outcome(
+                m.id,
+                m.area,
+                m.description,
+                killed,
+                reason,
+                run.seconds,
+                changed,
+                timeout=run.timed_out,
+                store="private" if sim else "shared",
+                audit_tail="" if killed else run.tail[-800:],
+            )
             if tbase is not None:
                 trun = slot.tests(sorted(set(m.tests)), dirty=dirty, timeout=self.timeout, maxfail=tbase.rc == 0)
                 tk, treason, _ = judge(tbase, trun)
@@ -515,8 +545,9 @@ class Runner:
             tests = "" if o.killed_by_tests is None else f", tests: {'killed' if o.killed_by_tests else 'survived'}"
             with lock:
                 results[m.id] = o
-                self.log(f"[{len(results)}/{len(mutants)}] {m.id}: {tag} by the audit{tests} "
-                         f"({time.monotonic() - t0:.0f} s)")
+                self.log(
+                    f"[{len(results)}/{len(mutants)}] {m.id}: {tag} by the audit{tests} ({time.monotonic() - t0:.0f} s)"
+                )
                 if on_result:
                     on_result(o)
             return o

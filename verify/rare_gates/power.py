@@ -61,9 +61,21 @@ def _test_text(test: str, z: float, level: float, alternative: str) -> str:
     return f"Fisher exact ({alternative}) p < {level:.4g}"
 
 
-def comparison(audit, *, alternative: str, cells, directions: dict, independent: bool = False,
-               test: str = "newcombe", z: float = S.Z95, level: float = 0.05, side: str = "two-sided",
-               label: str | None = None, reference: str = "the paper's", both_ours: bool = False) -> str:
+def comparison(
+    audit,
+    *,
+    alternative: str,
+    cells,
+    directions: dict,
+    independent: bool = False,
+    test: str = "newcombe",
+    z: float = S.Z95,
+    level: float = 0.05,
+    side: str = "two-sided",
+    label: str | None = None,
+    reference: str = "the paper's",
+    both_ours: bool = False,
+) -> str:
     """Record the exact power of a check made of two-sample comparisons; returns an evidence sentence.
 
     ``cells``: ``(p_paper, n_ours, n_paper, group)`` per compared cell, ``p_paper`` the paper's
@@ -92,12 +104,17 @@ def comparison(audit, *, alternative: str, cells, directions: dict, independent:
 
     power, direction = power_at()
     n_groups = len({c[3] for c in cells})
-    scope = ("one cell" if len(cells) == 1 else
-             f"{len(cells)} cells in {n_groups} {'independent' if independent else 'dependent'} group(s): at least "
-             + ("1 - prod(1 - largest cell power of each group)" if independent else "the largest cell power"))
-    method = (f"exact enumeration over the binomial laws of our count and {reference} (its fraction taken as its "
-              f"population value); rejects when the {_test_text(test, z, level, side)}; {scope}; weakest "
-              f"direction: {direction}")
+    scope = (
+        "one cell"
+        if len(cells) == 1
+        else f"{len(cells)} cells in {n_groups} {'independent' if independent else 'dependent'} group(s): at least "
+        + ("1 - prod(1 - largest cell power of each group)" if independent else "the largest cell power")
+    )
+    method = (
+        f"exact enumeration over the binomial laws of our count and {reference} (its fraction taken as its "
+        f"population value); rejects when the {_test_text(test, z, level, side)}; {scope}; weakest "
+        f"direction: {direction}"
+    )
     audit.power(power, alternative=alternative, method=method, label=label)
     text = f"Power {power:.2f}{f' ({label})' if label else ''} against {alternative.split(':')[0]}"
     if power >= POWER_REQUIRED:
@@ -106,27 +123,36 @@ def comparison(audit, *, alternative: str, cells, directions: dict, independent:
     n_paper = max(c[2] for c in cells)
     search = {"n_max": N_MAX_EQUAL, "rel_tol": REL_TOL}
     if both_ours:
-        equal = S.smallest_n(lambda m: power_at(ours=m, paper=m)[0], POWER_REQUIRED, n_min=max(n_now, n_paper),
-                             **search)
-        return (f"{text}: {equal} streams on each side would decide (to within {REL_TOL:.0%})." if equal
-                else f"{text}: not even {N_MAX_EQUAL} streams on each side would decide.")
-    ours = S.smallest_n(lambda m: power_at(ours=m)[0], POWER_REQUIRED, n_min=n_now, n_max=N_MAX_OURS,
-                        rel_tol=REL_TOL)
+        equal = S.smallest_n(
+            lambda m: power_at(ours=m, paper=m)[0], POWER_REQUIRED, n_min=max(n_now, n_paper), **search
+        )
+        return (
+            f"{text}: {equal} streams on each side would decide (to within {REL_TOL:.0%})."
+            if equal
+            else f"{text}: not even {N_MAX_EQUAL} streams on each side would decide."
+        )
+    ours = S.smallest_n(lambda m: power_at(ours=m)[0], POWER_REQUIRED, n_min=n_now, n_max=N_MAX_OURS, rel_tol=REL_TOL)
     if ours is not None:
         return f"{text}: {ours} of ours per cell against {reference} {n_paper} would decide (to within {REL_TOL:.0%})."
     limit = power_at(ours=N_MAX_OURS)[0]
-    equal = S.smallest_n(lambda m: power_at(ours=m, paper=m)[0], POWER_REQUIRED, n_min=max(n_now, n_paper),
-                         **search)
-    both = (f"equal samples of {equal} per cell on both sides would (to within {REL_TOL:.0%})" if equal is not None
-            else f"not even equal samples of {N_MAX_EQUAL} on both sides would")
-    return (f"{text}: no sample of ours decides against {reference} {n_paper} (power {limit:.2f} at "
-            f"{N_MAX_OURS} of ours); {both}.")
+    equal = S.smallest_n(lambda m: power_at(ours=m, paper=m)[0], POWER_REQUIRED, n_min=max(n_now, n_paper), **search)
+    both = (
+        f"equal samples of {equal} per cell on both sides would (to within {REL_TOL:.0%})"
+        if equal is not None
+        else f"not even equal samples of {N_MAX_EQUAL} on both sides would"
+    )
+    return (
+        f"{text}: no sample of ours decides against {reference} {n_paper} (power {limit:.2f} at "
+        f"{N_MAX_OURS} of ours); {both}."
+    )
 
 
 def factor(f: float) -> dict:
     """The two directions of a factor ``f`` in the effective intensity (see :func:`intensity_scaled`)."""
-    return {f"intensity x {f:g}": lambda p: intensity_scaled(p, f),
-            f"intensity / {f:g}": lambda p: intensity_scaled(p, 1.0 / f)}
+    return {
+        f"intensity x {f:g}": lambda p: intensity_scaled(p, f),
+        f"intensity / {f:g}": lambda p: intensity_scaled(p, 1.0 / f),
+    }
 
 
 def count_factor(f: float) -> dict:
@@ -134,8 +160,7 @@ def count_factor(f: float) -> dict:
     return {f"count x {f:g}": lambda p: min(f * p, 1.0), f"count / {f:g}": lambda p: p / f}
 
 
-def record(audit, power: float, *, alternative: str, method: str, label: str | None = None,
-           decide: str = "") -> str:
+def record(audit, power: float, *, alternative: str, method: str, label: str | None = None, decide: str = "") -> str:
     """Record a power computed by the check itself; returns an evidence sentence (with ``decide`` below 0.8)."""
     audit.power(power, alternative=alternative, method=method, label=label)
     text = f"Power {power:.2f}{f' ({label})' if label else ''} against {alternative.split(':')[0]}"
@@ -151,6 +176,11 @@ def literal_all(audit, *, alternative: str, n: int, rate: float, label: str | No
     """
     power = -math.expm1(n * math.log1p(-rate))
     need = math.ceil(math.log(1 - POWER_REQUIRED) / math.log1p(-rate))
-    return record(audit, power, alternative=alternative, label=label,
-                  method=f"exact: 1 - (1 - {rate:.4f})^{n} over {n} independent records",
-                  decide=f"{need} independent records would decide")
+    return record(
+        audit,
+        power,
+        alternative=alternative,
+        label=label,
+        method=f"exact: 1 - (1 - {rate:.4f})^{n} over {n} independent records",
+        decide=f"{need} independent records would decide",
+    )

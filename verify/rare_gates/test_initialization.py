@@ -48,7 +48,9 @@ def _mm_alternatives(kind: str) -> dict:
         text = f"bound {mpmath.nstr(bound, 4)} ({'rounds' if tight else 'does not round'} up to {N.QUOTED_BOUND})"
         if kind == "pk":
             pk = N.p_k_lower(m, M, 15)
-            text += f"; P(D0) - bound = {mpmath.nstr(pk, 5)} ({'above' if pk > mpmath.mpf('0.0106') else 'below'} 1.06%)"
+            text += (
+                f"; P(D0) - bound = {mpmath.nstr(pk, 5)} ({'above' if pk > mpmath.mpf('0.0106') else 'below'} 1.06%)"
+            )
         elif kind == "pk99":
             pk99 = mpmath.mpf("0.99") * N.p_k_lower(m, M, 15)
             text += f"; 0.99 (P(D0) - bound) = {mpmath.nstr(pk99, 5)} ({'above' if pk99 > mpmath.mpf('0.01') else 'below'} 1%)"
@@ -139,7 +141,10 @@ def test_kterms_each_dominates_its_probability(audit):
     assert sp.simplify(sp.diff(gaps["w_small"], m) - 2 * m * (1 - sp.exp(-z)).subs(z, m**2 / 2)) == 0  # e^{-z} <= 1
     density = D.omega_sum_subdensity()
     assert sp.limit(gaps["omega_sum"], m, 0) == 0
-    assert sp.simplify(sp.diff(gaps["omega_sum"], m) - (D.omega_sum_subdensity_max() - density.subs(x, D.OMEGA_CAP - m))) == 0
+    assert (
+        sp.simplify(sp.diff(gaps["omega_sum"], m) - (D.omega_sum_subdensity_max() - density.subs(x, D.OMEGA_CAP - m)))
+        == 0
+    )
     # a_large: gap -> 0 as M -> oo and gap' <= 0, so gap >= 0; w_large is exact; angles: gap >= 0 outright
     assert sp.limit(gaps["a_large"], M, sp.oo) == 0
     assert sp.diff(gaps["a_large"], M).is_nonpositive
@@ -241,16 +246,30 @@ def test_pd0_monte_carlo(audit):
     )
     # Power against a relative error in P(D0) of the size of the bound on P(D0 \ K) that the claim subtracts
     rel = float(N.k_bound(M_INNER, M_OUTER, 15)) / exact
-    powers = {f"x (1 {sign} {rel:.3f})": S.power_one_sample(exact, exact * (1 + d), n, z=z999)
-              for sign, d in (("+", rel), ("-", -rel))}
+    powers = {
+        f"x (1 {sign} {rel:.3f})": S.power_one_sample(exact, exact * (1 + d), n, z=z999)
+        for sign, d in (("+", rel), ("-", -rel))
+    }
     weak = min(powers, key=powers.get)
-    audit.power(powers[weak], alternative=f"P(D0) off by a relative {rel:.3f}: the bound on P(D0 \\ K) that the claim "
-                f"subtracts, so an error of its size in P(D0) would move the claimed P(K) by as much",
-                method=f"exact: P(exact P(D0) outside the 99.9% Wilson interval of Bin({n}, P)), weaker direction {weak}")
-    audit.evidence(f"Power {powers[weak]:.2f} against P(D0) off by a relative {rel:.3f} (the size of the bound on "
-                   f"P(D0 \\ K))" + ("." if powers[weak] >= 0.8 else ": " + str(S.smallest_n(
-                       lambda m: S.power_one_sample(exact, exact * (1 - rel), m, z=z999), n_min=n, n_max=1 << 30))
-                       + " draws would decide."))
+    audit.power(
+        powers[weak],
+        alternative=f"P(D0) off by a relative {rel:.3f}: the bound on P(D0 \\ K) that the claim "
+        f"subtracts, so an error of its size in P(D0) would move the claimed P(K) by as much",
+        method=f"exact: P(exact P(D0) outside the 99.9% Wilson interval of Bin({n}, P)), weaker direction {weak}",
+    )
+    audit.evidence(
+        f"Power {powers[weak]:.2f} against P(D0) off by a relative {rel:.3f} (the size of the bound on "
+        f"P(D0 \\ K))"
+        + (
+            "."
+            if powers[weak] >= 0.8
+            else ": "
+            + str(
+                S.smallest_n(lambda m: S.power_one_sample(exact, exact * (1 - rel), m, z=z999), n_min=n, n_max=1 << 30)
+            )
+            + " draws would decide."
+        )
+    )
     assert lo <= exact <= hi
     assert lab_lo <= exact_lab <= lab_hi
     assert not lo <= exact_lab <= hi
@@ -284,7 +303,9 @@ def test_initial_risk_infimum(audit):
         f"certified > 0.4 by mpmath.iv: {N.certified_above(enc, '0.4')}."
     )
     with mpmath.workdps(60):
-        assert lo - mpmath.mpf("1e-49") <= _n(ours) <= hi + mpmath.mpf("1e-49")  # 1e-49: ours is evaluated to 60 digits; ten digits of margin
+        assert (
+            lo - mpmath.mpf("1e-49") <= _n(ours) <= hi + mpmath.mpf("1e-49")
+        )  # 1e-49: ours is evaluated to 60 digits; ten digits of margin
     assert N.certified_above(enc, "0.4")
     assert rounds_to(_n(ours), "0.5928")
 
@@ -298,7 +319,10 @@ def test_initial_risk_is_sharp(audit):
         eps = sp.Rational(1, 10**k)
         at = {omega1: sp.Rational(3, 8) - eps, omega2: sp.Rational(3, 8) - eps, delta: sp.pi - eps}
         gaps.append(_n(risk.subs(at)) - inf)
-    audit.ours([mpmath.nstr(g, 6) for g in gaps], label="R_t - infimum at omega_i = 3/8 - eps, delta = pi - eps, eps = 1e-3, 1e-6, 1e-9")
+    audit.ours(
+        [mpmath.nstr(g, 6) for g in gaps],
+        label="R_t - infimum at omega_i = 3/8 - eps, delta = pi - eps, eps = 1e-3, 1e-6, 1e-9",
+    )
     audit.evidence(
         "Points of D0 approaching (3/8, 3/8, pi): the risk exceeds the infimum by a positive gap that shrinks linearly "
         f"in eps (ratios {mpmath.nstr(gaps[1] / gaps[0], 3)} and {mpmath.nstr(gaps[2] / gaps[1], 3)} per factor 1e-3 "

@@ -73,7 +73,7 @@ def test_g_below_half_angle(audit):
         f"grid check at {points} points, 30 digits, minimum {mpmath.nstr(worst, 3)} at t = {mpmath.nstr(at, 6)}."
     )
     assert gap == 0
-    assert worst >= -mpmath.mpf(10) ** -28  # 30-digit arithmetic: values at or above -1e-28 are >= 0
+    assert worst >= -(mpmath.mpf(10) ** -28)  # 30-digit arithmetic: values at or above -1e-28 are >= 0
 
 
 @claim("RG-15.gdec")
@@ -91,7 +91,9 @@ def test_g_decreasing_on_upper_half(audit):
     dg = sp.lambdify(t, sp.diff(g, t), "mpmath")
     with mpmath.workdps(30):
         worst = max(dg(mpmath.pi / 2 + mpmath.pi / 2 * k / 1000) for k in range(1001))
-    audit.ours(f"(pi - t) decreasing: {dec1}; sin t decreasing on [pi/2, pi]: {dec2}; max of g' on grid = {mpmath.nstr(worst, 8)}")
+    audit.ours(
+        f"(pi - t) decreasing: {dec1}; sin t decreasing on [pi/2, pi]: {dec2}; max of g' on grid = {mpmath.nstr(worst, 8)}"
+    )
     audit.evidence(
         "g = (pi - t) sin t/(2 pi) is a product of non-negative non-increasing factors on [pi/2, pi] (SymPy is_decreasing); "
         "cross-check: g' <= 0 at 1001 points (30 digits)."
@@ -104,7 +106,9 @@ def test_g_decreasing_on_upper_half(audit):
 def test_q_constant(audit):
     q = kernels.q_constant()
     audit.ours(q)
-    audit.evidence("E[relu(e1.X)|X|] integrated exactly over the disk (SymPy); printed to 50 digits, compared by rounding.")
+    audit.evidence(
+        "E[relu(e1.X)|X|] integrated exactly over the disk (SymPy); printed to 50 digits, compared by rounding."
+    )
     assert q == 2 / PI
     assert rounds_to(q, "0.637")
 
@@ -117,6 +121,8 @@ def test_common_gate_moments(audit):
     U = sp.Matrix(sp.symbols("U1 U2", real=True))
     lhs = M * U - m
     rhs = U / 2 - q * sp.Matrix([1, 0])
-    audit.ours(f"E[1 X X^T] = {M.tolist()}; E[1 |X| X] = {m.T.tolist()}; E[(1 U.X - |X|) 1 X] = {sp.simplify(lhs).T.tolist()}")
+    audit.ours(
+        f"E[1 X X^T] = {M.tolist()}; E[1 |X| X] = {m.T.tolist()}; E[(1 U.X - |X|) 1 X] = {sp.simplify(lhs).T.tolist()}"
+    )
     audit.evidence("Gated moments integrated exactly over the half disk (SymPy); the identity follows by linearity.")
     assert sp.simplify(lhs - rhs) == sp.zeros(2, 1)

@@ -72,7 +72,9 @@ def test_table2_gamma(audit):
     quoted = ["0.016", "0.064", "0.100", "0.160", "0.640"]
     ours = [_gamma(b, d0) for b, d0 in SETTINGS]
     audit.ours(", ".join(f"{g} = {sp.N(g, 3)}" for g in ours))
-    audit.evidence("Gamma = pi x disagreement rate at delta0 = b delta0/eta with eta = 0.01, exact rationals; compared to the quoted digits.")
+    audit.evidence(
+        "Gamma = pi x disagreement rate at delta0 = b delta0/eta with eta = 0.01, exact rationals; compared to the quoted digits."
+    )
     assert all(rounds_to(g, q) for g, q in zip(ours, quoted))
 
 
@@ -82,7 +84,9 @@ def test_table2_poisson_column(audit):
     ref = R.poisson_reference().subs(lam, LAMBDA)
     ours = [_num(ref.subs(R.Gamma, _gamma(b, d0))) for b, d0 in SETTINGS]
     audit.ours(ours)
-    audit.evidence("1 - exp(-Gamma/(pi lambda)) from the derived exponent at lambda = 0.05, 60-digit evaluation, rounded to the quoted 3 decimals.")
+    audit.evidence(
+        "1 - exp(-Gamma/(pi lambda)) from the derived exponent at lambda = 0.05, 60-digit evaluation, rounded to the quoted 3 decimals."
+    )
     assert all(rounds_to(v, q) for v, q in zip(ours, quoted))
 
 
@@ -92,7 +96,9 @@ def test_table2_frozen_column(audit):
     ref = R.frozen_reference().subs(R.time, 200)
     ours = [_num(ref.subs(R.Gamma, _gamma(b, d0))) for b, d0 in SETTINGS]
     audit.ours(ours)
-    audit.evidence("1 - exp(-Gamma t/pi) from the disagreement rate at the frozen angle delta0, integrated over [0, 200]; rounded to 3 decimals.")
+    audit.evidence(
+        "1 - exp(-Gamma t/pi) from the disagreement rate at the frozen angle delta0, integrated over [0, 200]; rounded to 3 decimals."
+    )
     assert all(rounds_to(v, q) for v, q in zip(ours, quoted))
 
 
@@ -124,7 +130,9 @@ def test_table2_counts(audit):
     unrecovered = 5 * 128 - sum(k[2] for k in ks.values())
     audit.ours({f"b={b}, delta0={d}": f"{k} of 128" for (b, d), k in ks.items()}, label="counts at t <= 60, 200, 450")
     audit.ours(unrecovered, label="unrecovered at t <= 450")
-    audit.evidence("Each printed fraction matches exactly one k/128 (3-decimal rounding); 640 minus the t <= 450 counts.")
+    audit.evidence(
+        "Each printed fraction matches exactly one k/128 (3-decimal rounding); 640 minus the t <= 450 counts."
+    )
     assert unrecovered == 348
 
 
@@ -141,22 +149,29 @@ def test_60_of_64_and_126_of_128(audit):
     # Power of 'agree' against a factor 2 in the effective intensity -log(1 - p) between the two cells (the
     # rule of verify.rare_gates.power): the Figure 3(a) cell's fraction moved from the Table 2 value 126/128
     p2 = 126 / 128
-    powers = {name: S.power_two_sample(1 - (1 - p2) ** f, 64, p2, 128, test="fisher")
-              for name, f in (("intensity x 2", 2.0), ("intensity / 2", 0.5))}
+    powers = {
+        name: S.power_two_sample(1 - (1 - p2) ** f, 64, p2, 128, test="fisher")
+        for name, f in (("intensity x 2", 2.0), ("intensity / 2", 0.5))
+    }
     weak = min(powers, key=powers.get)
-    audit.power(powers[weak], alternative="a factor 2 in the effective intensity between the two cells: a slip of a "
-                "factor 2 in b, delta0 or eta would show there",
-                method=f"exact enumeration of Bin(64, p) x Bin(128, 126/128), Fisher two-sided p < 0.05; weaker "
-                       f"direction {weak}")
+    audit.power(
+        powers[weak],
+        alternative="a factor 2 in the effective intensity between the two cells: a slip of a "
+        "factor 2 in b, delta0 or eta would show there",
+        method=f"exact enumeration of Bin(64, p) x Bin(128, 126/128), Fisher two-sided p < 0.05; weaker "
+        f"direction {weak}",
+    )
     if powers[weak] >= 0.8:
         decide = "."
     else:
         p1 = 1 - (1 - p2) ** {"intensity x 2": 2.0, "intensity / 2": 0.5}[weak]
         m = S.smallest_n(lambda k: S.power_two_sample(p1, k, p2, 2 * k, test="fisher"), n_min=64, n_max=2048)
-        decide = (f": the paper's 64 and 128 streams cannot tell; {m} and {2 * m} would." if m else
-                  ": the paper's 64 and 128 streams cannot tell, nor 2048 and 4096.")
-    audit.evidence(f"Power {powers[weak]:.2f} against a factor 2 in the effective intensity between the cells"
-                   + decide)
+        decide = (
+            f": the paper's 64 and 128 streams cannot tell; {m} and {2 * m} would."
+            if m
+            else ": the paper's 64 and 128 streams cannot tell, nor 2048 and 4096."
+        )
+    audit.evidence(f"Power {powers[weak]:.2f} against a factor 2 in the effective intensity between the cells" + decide)
     assert k128 == [126]
     assert p_value > 0.05
 
@@ -178,13 +193,18 @@ def _kappa_cells(p: sp.Rational) -> list[tuple]:
     return out
 
 
-@claim("RG-8.8to94", reading="the 8% cell is the b = 1 cell with 5/64 recoveries, the only grid cell kappa_eff allows for 5/64")
+@claim(
+    "RG-8.8to94",
+    reading="the 8% cell is the b = 1 cell with 5/64 recoveries, the only grid cell kappa_eff allows for 5/64",
+)
 def test_8_to_94_percent(audit):
     (cell,) = _kappa_cells(sp.Rational(5, 64))
     d0, b, eta, _, _ = cell
     audit.ours(f"5/64 = {float(5 / 64):.4f} at (b, delta0, eta) = ({b}, {d0}, {eta}); 60/64 = {60 / 64:.4f}")
-    audit.evidence(f"The 5/64 cell located through kappa_eff is (b={b}, delta0={d0}, eta={eta}), the sentence's b = 1 "
-                   "cell; fractions rounded to whole percent.")
+    audit.evidence(
+        f"The 5/64 cell located through kappa_eff is (b={b}, delta0={d0}, eta={eta}), the sentence's b = 1 "
+        "cell; fractions rounded to whole percent."
+    )
     assert (b, d0, eta) == (1, sp.Rational(1, 10**4), sp.Rational(1, 100))
     assert rounds_to(sp.Rational(5, 64), "0.08") and rounds_to(sp.Rational(60, 64), "0.94")
 
@@ -207,7 +227,10 @@ def test_kappa_above_one_cells(audit):
     nine = _kappa_cells(sp.Rational(9, 64))
     audit.ours(
         {
-            f"{p}/64": [f"(b={b}, delta0={d0}, eta={eta}, Gamma={gam}) kappa={mpmath.nstr(k, 6)}" for d0, b, eta, gam, k in cells]
+            f"{p}/64": [
+                f"(b={b}, delta0={d0}, eta={eta}, Gamma={gam}) kappa={mpmath.nstr(k, 6)}"
+                for d0, b, eta, gam, k in cells
+            ]
             for p, cells in ((5, five), (9, nine))
         }
     )
@@ -232,12 +255,20 @@ def test_kappa_above_one_cells(audit):
 @claim("RG-19.offsets")
 def test_half_recovery_offsets(audit):
     t_half = ["241.7", "257.9", "265.6", "284.4", "295.0"]
-    etas = [sp.Rational(4, 1000), sp.Rational(2, 1000), sp.Rational(1, 1000), sp.Rational(5, 10000), sp.Rational(25, 100000)]
+    etas = [
+        sp.Rational(4, 1000),
+        sp.Rational(2, 1000),
+        sp.Rational(1, 1000),
+        sp.Rational(5, 10000),
+        sp.Rational(25, 100000),
+    ]
     quoted = ["75.8", "78.2", "72.0", "76.9", "73.7"]
     expr = R.half_recovery_offset().subs({lam: LAMBDA, R.b: 16})
     ours = [_num(expr.subs({R.T_half: sp.Rational(th), R.eta: e})) for th, e in zip(t_half, etas)]
     audit.ours(ours)
-    audit.evidence("T_1/2 minus the time lambda^{-1} log(b/eta) at which b e^{-lambda T}/eta = 1, b = 16, lambda = 0.05; rounded to one decimal.")
+    audit.evidence(
+        "T_1/2 minus the time lambda^{-1} log(b/eta) at which b e^{-lambda T}/eta = 1, b = 16, lambda = 0.05; rounded to one decimal."
+    )
     assert all(rounds_to(v, q) for v, q in zip(ours, quoted))
 
 
@@ -254,7 +285,9 @@ def test_integrated_intensity(audit):
     with mpmath.workdps(30):
         transient = mpmath.quad(integrand, [0, 20, mpmath.inf])
     audit.ours(ours)
-    audit.ours(transient, label="intensity factor implied by the amplitude transient from B = 0.9 (for comparison with 0.85)")
+    audit.ours(
+        transient, label="intensity factor implied by the amplitude transient from B = 0.9 (for comparison with 0.85)"
+    )
     audit.evidence(
         f"SymPy integrates b/eta x (angle/pi) over [0, t] along {float(factor)} delta0 e^{{-lambda s}}; exact equality "
         f"with the display. The text does not derive {float(factor)}; the common-gate amplitude transient alone "
@@ -325,8 +358,10 @@ def _ratio_at_quotes() -> str:
 def _pure_rate_resolution() -> str:
     """What the pure-rate reading of RG-19.resolution gives: log(delta0/1e-15)/lambda, to the nearest 10."""
     times = [math.log(10.0 ** (15 - k)) / 0.05 for k in (5, 4, 3)]  # delta0 = 1e-5, 1e-4, 1e-3; lambda = 0.05
-    return (f"{', '.join(f'{t:.1f}' for t in times)}, i.e. {', '.join(str(10 * round(t / 10)) for t in times)} to the "
-            "nearest 10, against the quoted 460 and 500-550")
+    return (
+        f"{', '.join(f'{t:.1f}' for t in times)}, i.e. {', '.join(str(10 * round(t / 10)) for t in times)} to the "
+        "nearest 10, against the quoted 460 and 500-550"
+    )
 
 
 @claim(

@@ -91,9 +91,15 @@ def test_risk_gap(audit):
         f"R_good(1/20) = {mpmath.nstr(bounds(lo_good)[1], 20)}, sup over (0,1/5] R_good = "
         f"{mpmath.nstr(bounds(sup_good)[1], 20)}, R_col = {mpmath.nstr(bounds(enclose(r_col, 30))[0], 20)}"
     )
-    audit.evidence("Certified enclosures of the derived R_good (at 1/20 and its sup at 1/5; dR_good/dlambda = 4 lambda > 0) and R_col.")
+    audit.evidence(
+        "Certified enclosures of the derived R_good (at 1/20 and its sup at 1/5; dR_good/dlambda = 4 lambda > 0) and R_col."
+    )
     assert increasing
-    assert certainly_below(lo_good, "0.4") and certainly_below(sup_good, "0.4") and certainly_above(enclose(r_col, 30), "0.4")
+    assert (
+        certainly_below(lo_good, "0.4")
+        and certainly_below(sup_good, "0.4")
+        and certainly_above(enclose(r_col, 30), "0.4")
+    )
 
 
 @claim("RG-13.lamrange")

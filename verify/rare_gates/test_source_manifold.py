@@ -47,8 +47,9 @@ def test_manifold_is_global_minimum(audit):
     value = float(paper.subs(lam, LAM))
     on_s = max(abs(model.objective(_theta(share), "source", lam_f) - value) for share in SHARES)
     rng = np.random.default_rng(15_2610)
-    vals = np.array([model.objective(th, "source", lam_f)
-                     for scale in (1.0, 0.3) for th in rng.normal(scale=scale, size=(200, 6))])
+    vals = np.array(
+        [model.objective(th, "source", lam_f) for scale in (1.0, 0.3) for th in rng.normal(scale=scale, size=(200, 6))]
+    )
     audit.evidence(
         "SymPy: F_s evaluated on S from the polar risk (kernels J, q) is lambda - lambda^2 for every "
         "allocation p, including the closure p = 0, 1; it equals the minimum of the coercivity bound "
