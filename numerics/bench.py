@@ -151,7 +151,7 @@ def measure_numba(repeat: int, scale: float) -> list[dict]:
     for b in BATCHES:
         S = max(16, int(STREAMS[b] * scale))
         for t in thread_counts:
-            dt, inputs, _ = _best(lambda: run_sgd(b, S, t), repeat)
+            dt, inputs, _ = _best(lambda b=b, S=S, t=t: run_sgd(b, S, t), repeat)
             rows.append(
                 {
                     "name": "sgd_target",
@@ -167,7 +167,7 @@ def measure_numba(repeat: int, scale: float) -> list[dict]:
     run_gd(2, 1)
     G = max(2, int(GD_ROWS * scale))
     for t in thread_counts:
-        dt, steps = _best(lambda: run_gd(G, t), repeat)
+        dt, steps = _best(lambda t=t: run_gd(G, t), repeat)
         rows.append(
             {
                 "name": "gd",

@@ -249,7 +249,8 @@ def _likely(n: int, p: float) -> tuple[int, int]:
 def _newcombe_rejects(
     n1: int, n2: int, z: float, r1: tuple[int, int] | None = None, r2: tuple[int, int] | None = None
 ) -> np.ndarray:
-    """Tables ``(k1, k2)`` (``k1`` in ``r1``, ``k2`` in ``r2``, inclusive; default all) whose Newcombe interval excludes 0."""
+    """Tables ``(k1, k2)`` (``k1`` in ``r1``, ``k2`` in ``r2``, inclusive; default all) whose Newcombe
+    interval excludes 0."""
     k1 = np.arange(r1[0], r1[1] + 1) if r1 else np.arange(n1 + 1)
     k2 = np.arange(r2[0], r2[1] + 1) if r2 else np.arange(n2 + 1)
     l1, u1 = _wilson_arrays(k1, n1, z)

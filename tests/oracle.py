@@ -21,8 +21,6 @@ Precision is always local (``mpmath.workdps``), never ``mp.dps``.
 
 from __future__ import annotations
 
-import math
-
 import mpmath
 
 DPS = 50  # target significant digits of every oracle value

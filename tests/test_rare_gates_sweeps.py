@@ -1,4 +1,5 @@
-"""The rare-gates experiments as sweeps (:mod:`numerics.rare_gates.sweeps`): the joined cells equal the one-call functions.
+"""The rare-gates experiments as sweeps (:mod:`numerics.rare_gates.sweeps`): the joined cells equal the
+one-call functions.
 
 Each experiment is run through the sweep layer at reduced sizes chosen so that a setting
 spans more than one cell (e.g. 70 streams = 64 + 6), and compared bit for bit with the

@@ -12,7 +12,6 @@ exercised. These are equalities, not statistics: no tolerance.
 
 from __future__ import annotations
 
-
 import numba
 import numpy as np
 import pytest

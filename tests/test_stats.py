@@ -62,7 +62,8 @@ def test_bonferroni_quantiles():
 
 @given(st.integers(1, 400).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))), st.floats(0.5, 4.0))
 def test_wilson_is_the_score_interval(kn, z):
-    """Each finite end p solves |k/n - p| = z sqrt(p(1 - p)/n): residual within 1e-12 (float64 rounding of O(1) terms)."""
+    """Each finite end p solves |k/n - p| = z sqrt(p(1 - p)/n): residual within 1e-12 (float64 rounding of
+    O(1) terms)."""
     k, n = kn
     lo, hi = S.wilson_interval(k, n, z)
     assert 0.0 <= lo <= k / n <= hi <= 1.0

@@ -1,4 +1,5 @@
-"""``python -m numerics.sweep``: LIST, RUN, STATUS, interruption and resumption, failures, and the audit's use of the store."""
+"""``python -m numerics.sweep``: LIST, RUN, STATUS, interruption and resumption, failures, and the audit's use
+of the store."""
 
 from __future__ import annotations
 

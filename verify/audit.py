@@ -45,7 +45,6 @@ import numpy as np
 import pytest
 import sympy
 
-
 POWER_REQUIRED = 0.8  # a Monte Carlo check confirms only with power >= 0.8 against its stated alternative
 
 

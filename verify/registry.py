@@ -28,7 +28,10 @@ KINDS = ("closed-form", "constant", "theorem", "simulation", "qualitative")
 PAPERS = {
     "rare_gates": "Rare Gate Disagreements Can Limit Plasticity (arXiv 2610.11475)",
     "central_flow": "Symmetry Breaking at the Edge of Stability via Central Flow Analysis (arXiv 2611.06718)",
-    "multipath": "Gradient Descent with Large Step Size Restores Symmetry in Deep Linear Networks with Multi-Pathway (arXiv 2606.05219)",
+    "multipath": (
+        "Gradient Descent with Large Step Size Restores Symmetry in Deep Linear Networks "
+        "with Multi-Pathway (arXiv 2606.05219)"
+    ),
 }
 _REQUIRED = ("id", "paper", "where", "statement", "paper_value", "kind")
 

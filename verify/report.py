@@ -21,7 +21,7 @@ import json
 import subprocess
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from .registry import PAPERS, Claim
@@ -134,7 +134,7 @@ def build_report(
         )
     summary = {p: dict(Counter(x["verdict"] for x in claims if x["paper"] == p)) for p in PAPERS}
     return {
-        "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "generated": datetime.now(UTC).isoformat(timespec="seconds"),
         "profile": profile,
         "git_revision": _git_revision(root),
         "summary": summary,
@@ -174,7 +174,8 @@ def render_markdown(report: dict) -> str:
         lines.append("None.")
     for c in flagged:
         lines.append(
-            f"- **{c['id']}** ({c['where']}): paper `{c['paper_value']}`, ours `{c['ours']}`. {c['discrepancy'] or c['evidence']}"
+            f"- **{c['id']}** ({c['where']}): paper `{c['paper_value']}`, ours `{c['ours']}`. "
+            f"{c['discrepancy'] or c['evidence']}"
         )
     if report.get("instruments"):
         lines += [

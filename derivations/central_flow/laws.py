@@ -31,6 +31,7 @@ import itertools
 import random
 from dataclasses import dataclass, field
 from fractions import Fraction
+
 import sympy as sp
 
 eta = sp.Symbol("eta", positive=True)  # learning rate

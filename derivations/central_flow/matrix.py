@@ -32,7 +32,7 @@ and Psi' = -eta sym(B~).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import sympy as sp
 
@@ -118,7 +118,7 @@ def sym(M: sp.Matrix) -> sp.Matrix:
     return (M + M.T) / 2
 
 
-@lru_cache(maxsize=None)
+@cache
 def drift_identity(n: int, m: int, r: int, K: int = 2) -> tuple[sp.Expr, sp.Expr]:
     """(ours, paper): D_{Delta_A} <H, Sigma> from the Hessian of L, and tr(A B~), A in Sym(r) symbolic.
 
@@ -174,7 +174,7 @@ def gram_rates(n: int, m: int, r: int) -> dict[str, sp.Matrix]:
     }
 
 
-@lru_cache(maxsize=None)
+@cache
 def residual_part_rate(n: int, m: int, r: int) -> sp.Expr:
     """D_{Delta_A} <H_c, Sigma> for an arbitrary loss F (jet of order 3) and a general symmetric Sigma: 0.
 
@@ -198,7 +198,7 @@ def residual_part_rate(n: int, m: int, r: int) -> sp.Expr:
     return sp.expand(rate.subs(jet.base))
 
 
-@lru_cache(maxsize=None)
+@cache
 def generic_loss_drift(n: int, m: int, r: int) -> tuple[sp.Expr, sp.Expr]:
     """(D_{Delta_A} <H, Sigma> for an arbitrary loss F (jet of order 3), the same with grad^2 F = I).
 

@@ -28,7 +28,7 @@ False
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import sympy as sp
 
@@ -98,7 +98,7 @@ def _pairing(H, deltas) -> sp.Expr:
     return sp.expand(total)
 
 
-@lru_cache(maxsize=None)
+@cache
 def drift_identity(n: int, d: int, r: int, N: int, gates: tuple, K: int = 2) -> tuple[sp.Expr, sp.Expr]:
     """(ours, paper): D_{Delta_A} <H, Sigma> from the region loss's Hessian, and tr(A B~_ReLU), A diagonal symbolic.
 
@@ -117,7 +117,7 @@ def drift_identity(n: int, d: int, r: int, N: int, gates: tuple, K: int = 2) -> 
     return ours, paper
 
 
-@lru_cache(maxsize=None)
+@cache
 def law_rates(n: int, d: int, r: int, N: int, gates: tuple, K: int = 2) -> tuple[list, list]:
     """(ours, paper): h_j' = -(eta/2) D_{grad h_j} <H, Sigma> from the Hessian, and -eta (B~_ReLU)_jj (Figure 3)."""
     U, V, X, Y = relu_symbols(n, d, r, N)

@@ -21,7 +21,7 @@ With b := 2uv - y and R := sqrt(h^2/4 + b^2) (both displayed in the paper),
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import sympy as sp
 
@@ -86,7 +86,7 @@ def top_eigenvector() -> sp.Matrix:
     return raw / sp.sqrt(R() * (2 * R() + h))
 
 
-@lru_cache(maxsize=None)
+@cache
 def drift_general_sigma() -> sp.Expr:
     """h' = -(eta/2) D_{grad h} <H, Sigma> for a general symmetric Sigma = [[s_uu, s_uv], [s_uv, s_vv]] (Section 3)."""
     Sigma = sp.Matrix([[s_uu, s_uv], [s_uv, s_vv]])
@@ -94,7 +94,7 @@ def drift_general_sigma() -> sp.Expr:
     return sp.expand(-eta / 2 * directional(pairing, THETA, gradient(law(), THETA)))
 
 
-@lru_cache(maxsize=None)
+@cache
 def drift_one_direction() -> sp.Expr:
     """h' = -(eta/2) D_{grad h} <H, Sigma> with Sigma = sigma^2 w w^T frozen (w the top eigenvector here).
 
@@ -125,7 +125,7 @@ def grad_lambda_max() -> sp.Matrix:
     return gradient(lambda_max_closed(), THETA)
 
 
-@lru_cache(maxsize=None)
+@cache
 def sigma2_on_constraint() -> sp.Expr:
     """sigma^2 = -2 <grad lambda_max, grad L> / |grad lambda_max|^2 (one critical direction).
 

@@ -138,7 +138,8 @@ def variance_equivalence(Hn: int = 3) -> dict:
 
 
 def leaf_sharpness_expansion(Hn: int = 3) -> dict:
-    """Eq. (58): the zero-loss point of the leaf z = eps zeta (sum zeta = 0) has Lambda = lambda_min + k eps^2 ||zeta||^2 + O(eps^3).
+    """Eq. (58): the zero-loss point of the leaf z = eps zeta (sum zeta = 0) has
+    Lambda = lambda_min + k eps^2 ||zeta||^2 + O(eps^3).
 
     Units: q = a^{2-L} scales as a_*^{2-L}, so write m = a_*^{2-L}(1 + mu) and z = a_*^{2-L} eps zhat.
     Then a_h^L = (m + z_h)^{-L/(L-2)} = a_*^L (1 + mu + eps zhat_h)^{-L/(L-2)} and

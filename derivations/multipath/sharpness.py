@@ -30,7 +30,7 @@ Reference: arXiv 2606.05219, Section 4 (Eqs. (13)-(16)); Appendix C (Eqs. (35)-(
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import sympy as sp
 from sympy import QQ
@@ -87,7 +87,7 @@ def jacobian_norm_residual() -> sp.Expr:
     return sp.simplify(L * (sh / sh ** (1 / L)) ** 2 - L * sh ** (2 - 2 / L))
 
 
-@lru_cache(maxsize=None)
+@cache
 def full_hessian(d: int, Hn: int, Ln: int, a: tuple, loss: str = "full") -> dict:
     """Exact Hessian of (1/2)||M - M_*||_F^2 in all H L d^2 layer entries at a depth-balanced global minimum.
 
@@ -251,7 +251,8 @@ def reduction_factor() -> dict:
 
 
 def one_path_maximal(depth: int, Hn: int) -> dict:
-    """Convexity consequence (Conclusion, Appendix C.4): on the simplex sum_h sigma_h = sigma_*, lambda is maximal at a vertex.
+    """Convexity consequence (Conclusion, Appendix C.4): on the simplex sum_h sigma_h = sigma_*,
+    lambda is maximal at a vertex.
 
     Returns the value at a vertex (one-path: L sigma_*^p) and at the equal split; for a convex
     function the maximum over a simplex is attained at a vertex and every vertex gives the

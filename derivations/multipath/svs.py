@@ -31,7 +31,7 @@ Reference: arXiv 2606.05219, Section 3 (Eqs. (1)-(12)); Appendix B (Eqs. (25)-(3
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import sympy as sp
 from sympy import QQ
@@ -81,7 +81,7 @@ def _check_sizes(d, H, L):
             raise ValueError(f"{name} must be an integer >= 1; got {val!r}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def svs_point(d: int, H: int, L: int) -> dict:
     """A symbolic point of the SVS set (Definition B.1) with a non-symmetric target.
 
@@ -162,7 +162,7 @@ def _chain(Ws, lo, hi, eye, zero):
     return P
 
 
-@lru_cache(maxsize=None)
+@cache
 def _gradient_ring(d: int, H: int, L: int) -> dict:
     """Generic layers, target, SVS values and the differentiated gradient, in a polynomial ring over QQ.
 
@@ -207,7 +207,7 @@ def _gradient_ring(d: int, H: int, L: int) -> dict:
     }
 
 
-@lru_cache(maxsize=None)
+@cache
 def gradient_identities(d: int, H: int, L: int) -> dict:
     """Eq. (34) for generic layers, and Eq. (33) at a symbolic SVS point; all residuals are zero.
 

@@ -37,7 +37,7 @@ Reference: arXiv 2606.05219, Section 6, Eqs. (19)-(23); Appendix F, Eqs. (70)-(8
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import sympy as sp
 
@@ -143,7 +143,7 @@ def h_factor(at=u) -> sp.Expr:
     return at ** (L - 2) * ((2 * L - 1) * at**L - (L - 1))
 
 
-@lru_cache(maxsize=None)
+@cache
 def lemma_F1() -> dict:
     """Lemma F.1 for symbolic L: the identities behind (i) and (ii).
 
@@ -189,7 +189,7 @@ def B_of(at=y):
     return (2 * L - 1) * at - (L - 1)
 
 
-@lru_cache(maxsize=None)
+@cache
 def critical_point_identities() -> dict:
     """Eqs. (76)-(77) from the map, for symbolic L.
 
@@ -229,7 +229,7 @@ def return_alpha() -> sp.Expr:
     return 1 / (v ** (L - 2) * (v**L - 1))
 
 
-@lru_cache(maxsize=None)
+@cache
 def eliminate_boundary_system() -> dict:
     """Eliminate c from (79) g'(c) = 0, g(g(c)) = 0 for symbolic L: gives (83) and (80).
 
@@ -290,7 +290,7 @@ def _check_depth(depth):
         raise ValueError(f"depth must be an integer >= 2; got {depth!r}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def eliminate_exact(depth: int) -> dict:
     """Eliminate alpha and c from (79) with the maps themselves, for integer ``depth`` (resultant).
 
@@ -339,7 +339,7 @@ def roots_in_interval(depth: int) -> int:
     return n - int(sq.eval(lo) == 0) - int(sq.eval(hi) == 0)  # open interval
 
 
-@lru_cache(maxsize=None)
+@cache
 def closed_form_L2() -> dict:
     """The exact root for L = 2: y = (9 + 2 sqrt 3)/23 and gamma_WCR(2) = 3 sqrt 3 - 2.
 
@@ -364,7 +364,7 @@ def closed_form_L2() -> dict:
     }
 
 
-@lru_cache(maxsize=None)
+@cache
 def gamma_polynomial(depth: int) -> sp.Expr:
     """A polynomial with integer coefficients that gamma_WCR(depth) is a root of.
 
@@ -405,7 +405,7 @@ def galois_group_of_y(depth: int):
     return sp.galois_group(sp.Poly(f, y))
 
 
-@lru_cache(maxsize=None)
+@cache
 def t_form() -> dict:
     """The t-coordinates of Appendix F.6: y = (1+t)/2 gives exact A, B and r.
 
@@ -428,7 +428,7 @@ def t_form() -> dict:
     }
 
 
-@lru_cache(maxsize=None)
+@cache
 def psi_monotonicity() -> dict:
     """Derivative identities in t proving that (83) has exactly one root (Theorem 6.2, (78)).
 
@@ -471,7 +471,7 @@ def psi_monotonicity() -> dict:
     }
 
 
-@lru_cache(maxsize=None)
+@cache
 def large_L_limits() -> dict:
     """Limits as L -> oo at fixed t in (0, 1), behind the asymptotics of Appendix F.6.
 

@@ -24,7 +24,7 @@ Everything below is integrated from the Gaussian law; nothing is copied from the
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import sympy as sp
 from sympy.calculus.util import maximum
@@ -58,7 +58,7 @@ def std_normal_density(z: sp.Expr) -> sp.Expr:
     return sp.exp(-(z**2) / 2) / sp.sqrt(2 * PI)
 
 
-@lru_cache(maxsize=None)
+@cache
 def polar_gaussian_factors() -> tuple[sp.Expr, sp.Expr]:
     """The N(0, I_2) density in polar coordinates factorises: (radial density of |w|, angular density).
 
@@ -87,7 +87,7 @@ def rayleigh_survival(level: sp.Expr) -> sp.Expr:
     return sp.simplify(sp.integrate(radial, (rho, level, sp.oo)))
 
 
-@lru_cache(maxsize=None)
+@cache
 def omega_tail_integral() -> sp.Expr:
     """P(a > 0, a r > x) = int_0^oo phi(a) P(r > x/a) da (Appendix 18, first display).
 
@@ -101,7 +101,7 @@ def omega_tail_integral() -> sp.Expr:
     return sp.simplify(sp.integrate(integrand, (a, 0, sp.oo)))
 
 
-@lru_cache(maxsize=None)
+@cache
 def omega_subdensity() -> sp.Expr:
     """Sub-density of omega = a r on {a > 0}: -d/dx P(a > 0, a r > x) = e^{-x}/2.
 
@@ -114,7 +114,7 @@ def omega_subdensity() -> sp.Expr:
     return sp.simplify(-sp.diff(omega_tail_integral(), x))
 
 
-@lru_cache(maxsize=None)
+@cache
 def omega_sum_subdensity() -> sp.Expr:
     """Sub-density of omega_1 + omega_2 on {a_1, a_2 > 0}: the convolution x e^{-x}/4.
 
@@ -198,7 +198,7 @@ def k_violation_terms() -> dict[str, dict[str, sp.Expr]]:
     return {name: dict(entry) for name, entry in _k_violation_terms().items()}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _k_violation_terms() -> dict[str, dict[str, sp.Expr]]:
     """Cached builder for :func:`k_violation_terms` (callers get copies)."""
     phi0 = std_normal_density(sp.Integer(0))
@@ -285,14 +285,17 @@ def k_constraints() -> list[sp.Expr]:
     ]
 
 
-@lru_cache(maxsize=None)
+@cache
 def target_risk() -> sp.Expr:
     """R_t = E[(f(X) - |X|)^2]/2 for a_1, a_2 > 0, in terms of omega_i and the angle delta.
 
     Expanding the square with ``E sigma(u.X) sigma(v.X) = |u||v| J(angle)``, ``J(0) = 1/2``,
     ``E sigma(w.X)|X| = q |w|`` and ``E|X|^2 = 2`` (all from :mod:`.kernels`):
 
-    >>> expected = 1 + (omega1**2 + omega2**2) / 4 + omega1 * omega2 * J_kernel().subs(t, delta) - 2 / sp.pi * (omega1 + omega2)
+    >>> expected = (
+    ...     1 + (omega1**2 + omega2**2) / 4 + omega1 * omega2 * J_kernel().subs(t, delta)
+    ...     - 2 / sp.pi * (omega1 + omega2)
+    ... )
     >>> sp.simplify(target_risk() - expected)
     0
     """

@@ -4,7 +4,7 @@ Inputs X are uniform on the disk of radius ``disk_radius()``; the hidden units a
 bias-free ReLUs sigma(w^T x). Everything here is integrated from those definitions.
 """
 
-from functools import lru_cache
+from functools import cache
 
 import sympy as sp
 
@@ -13,7 +13,7 @@ from .symbols import phi, rho, t
 PI = sp.pi
 
 
-@lru_cache(maxsize=None)
+@cache
 def disk_radius() -> sp.Expr:
     """Radius of the input disk fixed by E|X|^2 = 2 (Section 3).
 
@@ -40,7 +40,7 @@ def disk_expectation(integrand_polar: sp.Expr) -> sp.Expr:
     return sp.simplify(density * sp.integrate(inner, (phi, -PI, PI)))
 
 
-@lru_cache(maxsize=None)
+@cache
 def gaussian_radial_second_moment() -> sp.Expr:
     """E R^2 for X ~ N(0, I_2): the Rayleigh law gives 2, the same as the disk (Section 3).
 
@@ -50,7 +50,7 @@ def gaussian_radial_second_moment() -> sp.Expr:
     return sp.integrate(rho**2 * rho * sp.exp(-(rho**2) / 2), (rho, 0, sp.oo))
 
 
-@lru_cache(maxsize=None)
+@cache
 def J_kernel() -> sp.Expr:
     """J(t) = E[sigma(u^T X) sigma(v^T X)] for unit u, v at angle t in [0, pi] (Appendix 14).
 
@@ -66,7 +66,7 @@ def J_kernel() -> sp.Expr:
     return sp.simplify(sp.expand_trig(radial * angular))
 
 
-@lru_cache(maxsize=None)
+@cache
 def g_kernel() -> sp.Expr:
     """g(t) = -J'(t) (Appendix 14).
 
@@ -76,7 +76,7 @@ def g_kernel() -> sp.Expr:
     return sp.simplify(-sp.diff(J_kernel(), t))
 
 
-@lru_cache(maxsize=None)
+@cache
 def q_constant() -> sp.Expr:
     """q = E[sigma(e1^T X) |X|], the overlap of one unit with the radial target (Section 4).
 
@@ -89,7 +89,7 @@ def q_constant() -> sp.Expr:
     return sp.simplify(radial * angular)
 
 
-@lru_cache(maxsize=None)
+@cache
 def gated_second_moment() -> sp.ImmutableMatrix:
     """E[1{X_1 > 0} X X^T]: the common-gate Gram matrix (Section 4, Eq. (8)).
 
@@ -106,7 +106,7 @@ def gated_second_moment() -> sp.ImmutableMatrix:
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def gated_radial_moment() -> sp.ImmutableMatrix:
     """E[1{X_1 > 0} |X| X] = q e1 (Section 4, Eq. (8)).
 

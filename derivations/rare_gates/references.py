@@ -24,7 +24,7 @@ Gamma/(pi*lambda)
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import sympy as sp
 
@@ -82,7 +82,7 @@ def in_budget(expr: sp.Expr) -> sp.Expr:
     return sp.simplify(expr.subs(b, Gamma * eta / delta0))
 
 
-@lru_cache(maxsize=None)
+@cache
 def poisson_exponent() -> sp.Expr:
     """int_0^oo b (delta0 e^{-lambda t}/pi) / eta dt: expected disagreements along the decaying angle.
 
@@ -119,7 +119,7 @@ def integrated_intensity(factor: sp.Expr = kappa) -> sp.Expr:
     return sp.simplify(sp.integrate(disagreement_rate(factor * delta0 * sp.exp(-lam * u)), (u, 0, time)))
 
 
-@lru_cache(maxsize=None)
+@cache
 def kappa_eff() -> sp.Expr:
     """Solve p = 1 - exp(-kappa Gamma/(pi lambda)) for kappa (Appendix 19).
 
@@ -156,7 +156,7 @@ def ou_difference_variance() -> tuple[sp.Expr, sp.Expr]:
     return discrete, limit
 
 
-@lru_cache(maxsize=None)
+@cache
 def target_clone_objective() -> sp.Expr:
     """Target objective on the balanced proportional family, as a function of B = omega_1 + omega_2.
 
@@ -203,7 +203,7 @@ def angle_noise_scale() -> sp.Expr:
     return sp.sqrt(var) / target_clone_norm()
 
 
-@lru_cache(maxsize=None)
+@cache
 def escape_rate() -> sp.Expr:
     """A: linear rate of the population angle at the balanced target clone, q - lambda.
 
@@ -224,7 +224,7 @@ def escape_rate() -> sp.Expr:
     return sp.expand(rate.subs(rr, target_clone_norm()))
 
 
-@lru_cache(maxsize=None)
+@cache
 def common_gate_symmetric_flow() -> dict[str, sp.Expr]:
     """Common-gate mean flow for balanced symmetric units a_i = p, w_i = (p, +-y).
 
@@ -254,7 +254,7 @@ def common_gate_symmetric_flow() -> dict[str, sp.Expr]:
     }
 
 
-@lru_cache(maxsize=None)
+@cache
 def common_gate_amplitude() -> sp.Expr:
     """B(t) = B_t B0 / (B0 + (B_t - B0) e^{-B_t t}), the solution of dB/dt = B(B_t - B).
 
@@ -280,7 +280,9 @@ def common_gate_amplitude() -> sp.Expr:
 def common_gate_angle() -> sp.Expr:
     """Small-angle path delta0 e^{-lambda t} sqrt(B0/B(t)): transverse part decays at lambda, p = sqrt(B/2).
 
-    >>> expr = common_gate_angle().subs({lam: sp.Rational(1, 20), B0: sp.Rational(9, 10), delta0: sp.Rational(1, 10**4)})
+    >>> expr = common_gate_angle().subs(
+    ...     {lam: sp.Rational(1, 20), B0: sp.Rational(9, 10), delta0: sp.Rational(1, 10**4)}
+    ... )
     >>> sp.N(expr.subs(time, 100), 4)
     5.901e-7
     """

@@ -7,7 +7,7 @@ E[relu(w_i.X)|X|] = q r_i, E[relu(X_1)^2] = J(0), E|X|^2 = 2. Only the products
 omega_i = a_i r_i and the angles enter.
 """
 
-from functools import lru_cache
+from functools import cache
 
 import sympy as sp
 
@@ -47,7 +47,7 @@ def source_risk(om1=omega1, om2=omega2, al=_alpha, be=_beta, d=delta) -> sp.Expr
     return sp.expand(sp.Rational(1, 2) * (Ef2 - 2 * Efy + Ey2))
 
 
-@lru_cache(maxsize=None)
+@cache
 def proportional_target_risk() -> sp.Expr:
     """R_t on the positively proportional family (delta = 0), omega = omega1 + omega2 (Eq. (37)).
 
@@ -58,7 +58,7 @@ def proportional_target_risk() -> sp.Expr:
     return sp.simplify(expr.subs(omega2, omega - omega1))
 
 
-@lru_cache(maxsize=None)
+@cache
 def collapsed_risk_level() -> sp.Expr:
     """R_col = min over omega of the proportional target risk (Eq. (2), (37)).
 
@@ -70,7 +70,7 @@ def collapsed_risk_level() -> sp.Expr:
     return sp.simplify(r.subs(omega, crit))
 
 
-@lru_cache(maxsize=None)
+@cache
 def min_risk_at_angle() -> sp.Expr:
     """R_min(delta) = min over omega1, omega2 of R_t at separation delta (a reading of Eq. (38)).
 
@@ -105,7 +105,7 @@ def clone_amplitude(task: str) -> sp.Expr:
     return sp.expand(sol)
 
 
-@lru_cache(maxsize=None)
+@cache
 def target_rate_A() -> sp.Expr:
     """A = B_t / 2 = q - lam, the target angular growth rate at the clone (Section 4).
 
@@ -115,7 +115,7 @@ def target_rate_A() -> sp.Expr:
     return sp.expand(clone_amplitude("target") / 2)
 
 
-@lru_cache(maxsize=None)
+@cache
 def good_risk_level() -> tuple[sp.Expr, dict]:
     """R_good: target risk at the separated stationary point (delta = pi, omega_i = 2A) (Appendix 16).
 
@@ -137,7 +137,10 @@ def good_risk_level() -> tuple[sp.Expr, dict]:
     return sp.simplify(target_risk().subs(point)), stationarity
 
 
-def good_risk_threshold_lambda(level=sp.Rational(3, 10)) -> sp.Expr:
+_GOOD_RISK_BINDING_LEVEL = sp.Rational(3, 10)
+
+
+def good_risk_threshold_lambda(level=_GOOD_RISK_BINDING_LEVEL) -> sp.Expr:
     """The weight decay at which R_good reaches ``level`` (Appendix 13: binding condition R_good < 0.3).
 
     >>> sp.simplify(good_risk_threshold_lambda() - sp.sqrt(4/sp.pi**2 - sp.Rational(7, 20)))

@@ -166,7 +166,7 @@ def sizes_with(profile: str, overrides: dict | None = None) -> Sizes:
     Traceback (most recent call last):
     ...
     ValueError: size table1_inits must be an integer >= 1; got '0'
-    """
+    """  # noqa: E501
     base = sizes(profile)
     if not overrides:
         return base
@@ -221,7 +221,10 @@ def moved_rows(theta, perturb: float, tag: str, seed: int, ids):
 
     >>> th = np.ones((2, 6))
     >>> moved = moved_rows(th, 1e-12, "start", 7, [3, 4])
-    >>> bool(np.array_equal(moved[1], moved_rows(th[1:], 1e-12, "start", 7, [4])[0])), moved_rows(th, 0.0, "x", 1, [0, 1]) is th
+    >>> (
+    ...     bool(np.array_equal(moved[1], moved_rows(th[1:], 1e-12, "start", 7, [4])[0])),
+    ...     moved_rows(th, 0.0, "x", 1, [0, 1]) is th,
+    ... )
     (True, True)
     """
     perturb = check_perturbation(perturb)
@@ -1080,7 +1083,8 @@ def newcombe_difference(k1: int, n1: int, k2: int, n2: int, z: float = Z95) -> t
 
 
 def z_bonferroni(m: int, alpha: float = 0.05) -> float:
-    """Two-sided normal quantile for family-wise level ``alpha`` over ``m`` comparisons (:func:`numerics.stats.z_bonferroni`).
+    """Two-sided normal quantile for family-wise level ``alpha`` over ``m`` comparisons
+    (:func:`numerics.stats.z_bonferroni`).
 
     >>> round(z_bonferroni(1), 6), round(z_bonferroni(10), 4)
     (1.959964, 2.807)

@@ -111,7 +111,7 @@ def figure3a(cells: list[dict], table1: dict | None = None, paper_points=()) -> 
             if sel.sum() >= 5:
                 ax.plot(10 ** (edges[j - 1] + 0.25), R[sel].mean(), "D", mfc="none", color="grey", ms=6)
         ax.plot([], [], "D", mfc="none", color="grey", label="identical checkpoints (binned, T > 0)")
-    for gam, frac, label in paper_points:
+    for gam, frac, _label in paper_points:
         ax.plot(gam, frac, "x", color=PAPER, ms=7)
     if paper_points:
         ax.plot([], [], "x", color=PAPER, label="paper (quoted cells)")

@@ -37,15 +37,16 @@ import io
 import json
 import math
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from fractions import Fraction
-from typing import Iterator
 
 import mpmath
 import numpy as np
 from mpmath import iv
 
-from numerics.intervals import format_enclosure as format_enclosure_pair, interval_str
+from numerics.intervals import format_enclosure as format_enclosure_pair
+from numerics.intervals import interval_str
 
 GUARD_DIGITS = 10  # extra decimal digits carried internally; results are rounded to dps
 GUARD_BITS = 40  # extra bits for the interval context, so enclosures stay tight at dps digits

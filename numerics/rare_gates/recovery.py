@@ -35,7 +35,6 @@ import time
 
 from numerics.rare_gates.simulate import recovery_summary, simulate_sgd
 
-
 _FLAGS = {
     name: "--" + name.replace("_", "-")
     for name in (

@@ -36,15 +36,15 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numba
 import numpy as np
 
+from numerics.provenance import git_revision as _git_revision
 from numerics.rare_gates import sim_kernels as K
 from numerics.rare_gates import sim_rng as R
-from numerics.provenance import git_revision as _git_revision
 from numerics.rare_gates.initialization import wilson_interval
 from numerics.rare_gates.sim_rng import PHASE_NOISE, PHASE_SOURCE, PHASE_TARGET
 

@@ -1,8 +1,9 @@
 """Lossless encoding of an experiment's plain data (dicts, lists, arrays, numbers) for the result store.
 
 A value is split into a JSON *skeleton* and a dict of NumPy arrays: containers and Python
-scalars stay in the skeleton (a float as the hex of its 8 bytes), every array (and NumPy scalar, as a 0-d array, so its dtype survives)
-becomes a named entry. :func:`decode` rebuilds an equal value, bit for bit.
+scalars stay in the skeleton (a float as the hex of its 8 bytes), every array (and NumPy
+scalar, as a 0-d array, so its dtype survives) becomes a named entry. :func:`decode`
+rebuilds an equal value, bit for bit.
 
 >>> import numpy as np
 >>> value = {"b": 16, "gamma": 0.16, "rec": np.array([1.5, np.nan]), "cells": [(1, "x"), None]}

@@ -27,8 +27,8 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import numba
 import numpy as np
@@ -386,7 +386,7 @@ def _record(run: SweepRun, i: int, ok: bool, payload, store: ResultStore | None,
             "params": params,
             "seed": params.get("kwargs", params).get("seed"),
             "code_version": exp.code_version,
-            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             "worker": info,
             **provenance,
         }

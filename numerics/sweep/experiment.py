@@ -21,9 +21,10 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import platform
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any, Callable
+from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +56,7 @@ class Experiment:
         object.__setattr__(self, "code_version", code_version(self.code_modules))
 
 
-@lru_cache(maxsize=None)
+@cache
 def code_version(modules: tuple[str, ...]) -> str:
     """16 hex digits of SHA-256 over the modules' source and the numerical environment.
 

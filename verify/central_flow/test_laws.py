@@ -187,9 +187,10 @@ def test_relu_admissible_generators(audit):
     pointwise = {s: len(laws.relu_kernel_generators_at(*s)) for s in shapes}
     audit.ours(
         {
-            str(
-                s
-            ): f"{len(B)} generators, all diagonal: {all(b.is_diagonal() for b in B)}; pointwise kernel dim {pointwise[s]}"
+            str(s): (
+                f"{len(B)} generators, all diagonal: {all(b.is_diagonal() for b in B)}; "
+                f"pointwise kernel dim {pointwise[s]}"
+            )
             for s, B in results.items()
         }
     )

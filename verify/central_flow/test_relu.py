@@ -18,8 +18,10 @@ from numerics.central_flow import models
 from verify.audit import claim
 
 B_READING = (
-    "pi_i := D_i V^T x_i, Pi := sum_i pi_i pi_i^T, alpha_i := D_i delta_V^T x_i, R_alpha := sum_i E[alpha_i alpha_i^T], "
-    "B~_ReLU := P_U R_alpha + R_alpha P_U - Pi R_U - R_U Pi + 2(N_e - N'_e) (lost; the MF matrix with (P_V, R_V, N, N') -> "
+    "pi_i := D_i V^T x_i, Pi := sum_i pi_i pi_i^T, alpha_i := D_i delta_V^T x_i, "
+    "R_alpha := sum_i E[alpha_i alpha_i^T], "
+    "B~_ReLU := P_U R_alpha + R_alpha P_U - Pi R_U - R_U Pi + 2(N_e - N'_e) (lost; "
+    "the MF matrix with (P_V, R_V, N, N') -> "
     "(Pi, R_alpha, N_e, N'_e)); loss (1/2) sum_i |g(theta, x_i) - y_i|^2"
 )
 CASES = [  # (n outputs, d inputs, r hidden, N samples, gate pattern N x r)
@@ -176,7 +178,8 @@ def test_projection(audit):
     paper = sp.expand(-laws.eta * sum(a * b for a, b in zip(A, BR)))
     offdiag = any(Bt[i, j] != 0 for i in range(r) for j in range(r) if i != j)
     audit.ours(
-        f"Psi_A' (central flow) + eta <A, P_Diag B~> = {sp.expand(direct - paper)}; off-diagonal of B~ nonzero: {offdiag}"
+        f"Psi_A' (central flow) + eta <A, P_Diag B~> = {sp.expand(direct - paper)}; "
+        f"off-diagonal of B~ nonzero: {offdiag}"
     )
     audit.evidence(
         "theta' = -eta grad L - (eta/2) grad tr(H Sigma) for the fixed-region loss (n=1, d=2, r=2, N=2, one sample); "
@@ -275,7 +278,8 @@ def test_averaged_gradient(audit):
             D3 = laws.directional(D3, theta, p)
         third += laws.gradient(D3, theta) / 6 / len(pts)
     audit.ours(
-        f"symmetric law: gap = {'0' if _zero(sym_gap) else sym_gap.T}; asymmetric 3-point law: gap - third-moment term = "
+        f"symmetric law: gap = {'0' if _zero(sym_gap) else sym_gap.T}; asymmetric 3-point law: "
+        "gap - third-moment term = "
         f"{'0' if _zero(asym_gap - third) else 'NONZERO'} (gap itself nonzero: {not _zero(asym_gap)})"
     )
     audit.evidence(

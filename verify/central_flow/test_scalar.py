@@ -27,7 +27,10 @@ DPS = 50
 TOL50 = mpmath.mpf(10) ** (-45)  # 50-digit evaluation: 5 guard digits for cancellation in the differences
 
 
-def _subs(expr, p, s2=sp.Rational(3, 7)):
+_SIGMA2 = sp.Rational(3, 7)
+
+
+def _subs(expr, p, s2=_SIGMA2):
     return expr.subs({u: p[0], v: p[1], y: p[2], eta: p[3], sigma2: s2})
 
 
@@ -118,7 +121,8 @@ def test_one_critical_direction_pairing(audit):
     g_frozen = g_frozen.subs({S.s_uu: Sigma[0, 0], S.s_uv: Sigma[0, 1], S.s_vv: Sigma[1, 1]})
     hf = [sp.simplify(e) for e in g_frozen - sigma2 * S.grad_lambda_max()]
     audit.ours(
-        f"|w|^2 = {unit}; <H, sigma^2 w w^T> - sigma^2 lambda_max = {ours}; frozen-Sigma gradient - sigma^2 grad lambda_max = {hf}"
+        f"|w|^2 = {unit}; <H, sigma^2 w w^T> - sigma^2 lambda_max = {ours}; "
+        f"frozen-Sigma gradient - sigma^2 grad lambda_max = {hf}"
     )
     audit.evidence(
         "w = (b, h/2 + R)/sqrt(R(2R + h)) from the derived Hessian; SymPy simplify of the pairing and of the "

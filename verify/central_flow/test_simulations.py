@@ -25,7 +25,7 @@ which is measured against |theta0|^2 = sum_j scale_j (the solver's error control
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -148,7 +148,7 @@ def _rel_change(values, ref, scale=None) -> np.ndarray:
 # --- scalar model (Figure 1) -------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def _eq18():
     """Eq. (18) as read (derivations.central_flow.scalar) with sigma^2 on the constraint, as a float function."""
     expr = S.eq18().subs(S.sigma2, S.sigma2_closed())

@@ -285,8 +285,10 @@ def test_relative_growth_rate_ours(audit):
 @discrepancy(
     "MP-5.1.gf",
     reason=(
-        "In the paper's notation sigma_hi is the end-to-end value (Eqs. (8), (28)); under GF on the depth-balanced manifold "
-        "d sigma_h/dt = -L r sigma_h^{2-2/L}, so the ratio is (sigma_hi/sigma_ki)^{2-2/L}. The exponent L - 1 holds for "
+        "In the paper's notation sigma_hi is the end-to-end value (Eqs. (8), (28)); under GF on the "
+        "depth-balanced manifold "
+        "d sigma_h/dt = -L r sigma_h^{2-2/L}, so the ratio is (sigma_hi/sigma_ki)^{2-2/L}. The exponent "
+        "L - 1 holds for "
         "the per-layer values a_hi = sigma_hi^{1/L}: da_h/dt / da_k/dt = (a_h/a_k)^{L-1}."
     ),
 )

@@ -25,7 +25,8 @@ PROP = settings(max_examples=40, deadline=None, derandomize=True)
 EOS_DEPTHS = (3, 4, 6)
 
 CONDITIONAL_READING = (
-    "(65) is read as the conditional statement it is in the text: a consequence of Lemma E.9 *given* Hypothesis E.10 at "
+    "(65) is read as the conditional statement it is in the text: a consequence of Lemma E.9 "
+    "*given* Hypothesis E.10 at "
     "iterate t (|beta(t)| <= C r(t)^2). On actual GD two-cycles the hypothesis fails (MP-E.10) and r(t) + r(t+1) = "
     "-A r(t)^2 + O(r^3) instead."
 )
@@ -38,7 +39,8 @@ def cycles():
 
 
 def _ours_c(L, kappa, A):
-    """Our two-step coefficient from the derivations: -2 x (r^2 coefficient of the multiplier) with S = -A (two-cycle)."""
+    """Our two-step coefficient from the derivations: -2 x (r^2 coefficient of the multiplier) with
+    S = -A (two-cycle)."""
     tm = dl.two_step_multiplier()["moving_S"]
     S = dl.two_cycle()["sum_coefficient"]
     expr = -2 * tm.subs(dl.S, S)
@@ -161,7 +163,7 @@ def test_zero_loss_expansion(audit):
         d = [mpmath.mpf("0.6"), mpmath.mpf("0.1"), mpmath.mpf("-0.7")]
         for e in ("1e-2", "1e-3", "1e-4"):
             dd = [mpmath.mpf(e) * v for v in d]
-            abar = mpmath.findroot(lambda x: mpmath.fsum((x + v) ** L for v in dd) - 1, a_star)
+            abar = mpmath.findroot(lambda x, dd=dd: mpmath.fsum((x + v) ** L for v in dd) - 1, a_star)
             lam = L * mpmath.fsum((abar + v) ** (2 * L - 2) for v in dd)
             errs[e] = abs((lam - lam_min) / (C * mpmath.fsum(v**2 for v in dd)) - 1)
     audit.ours({Hn: (v["eps1"], v["C_residual"]) for Hn, v in sym.items()}, label="(eps^1 term, C_lambda residual), H")
@@ -404,7 +406,8 @@ def test_alternation_and_pairwise_decay(audit, cycles):
     audit.ours(rows, label="(r alternates, V(t+2) < V(t) always, V_end/V_start over 400 steps)")
     audit.evidence(
         "GD (54) on the two-cycle just beyond the stability edge (H = 2, sigma_* = 1, excess 1e-3, last 400 of 20000 "
-        "steps): the residual changes sign at every step and the leaf variance V = ||z||^2 decreases over every pair of "
+        "steps): the residual changes sign at every step and the leaf variance V = ||z||^2 decreases over every "
+        "pair of "
         "steps (while, under GF, z is conserved: MP-E.3)."
     )
     assert all(c["alternates"] and c["V_pairs_decrease"] for c in cycles.values())
@@ -489,7 +492,7 @@ def test_stopping_gap(audit):
         for chi in ("1e-2", "1e-3", "1e-4"):
             chi = mpmath.mpf(chi)
             eta = (2 - chi) / lam_min
-            dlt = mpmath.findroot(lambda x: lam_of(x) - 2 / eta, mpmath.sqrt(chi / (eta * C) / 2))
+            dlt = mpmath.findroot(lambda x, eta=eta: lam_of(x) - 2 / eta, mpmath.sqrt(chi / (eta * C) / 2))
             G = 2 * dlt**2
             Gd = (2 - eta * lam_min) / (eta * C)
             rows[mpmath.nstr(chi, 1)] = abs(G - Gd) / chi ** mpmath.mpf("1.5")

@@ -194,7 +194,7 @@ def test_sharpness_is_max_mode(audit):
 @claim("MP-4.2")
 def test_equal_split_minimum(audit):
     es = dsh.equal_split()
-    L, H, s = dsh.L, dsh.H, dsh.sigma
+    L, s = dsh.L, dsh.sigma
     # exact rational splits at L = 4 (p = 3/2), H = 3, sigma_* = 1: lambda(split) - lambda_min > 0, decided exactly
     lam_min4 = 4 * R(3) ** (R(2, 4) - 1)
     splits = [
@@ -347,7 +347,8 @@ def test_top_mode_dominates(audit):
     audit.ours(mono, label="d sigma^p/d sigma / sigma^{p-1}")
     audit.ours(checks, 12, label="(strictly decreasing in i, lambda_1^min) for sigma_* = (3, 2, 1.5, 0.5, 0.1)")
     audit.evidence(
-        "d sigma^{2-2/L}/d sigma = (2 - 2/L) sigma^{1-2/L} > 0 for L > 1: lambda_i^min is strictly increasing in sigma_*i, "
+        "d sigma^{2-2/L}/d sigma = (2 - 2/L) sigma^{1-2/L} > 0 for L > 1: lambda_i^min is strictly increasing "
+        "in sigma_*i, "
         "so the top mode gives lambda_max = L H^{2/L-1} sigma_*1^{2-2/L}; checked at 30 digits for three (H, L)."
     )
     assert sp.simplify(mono - p) == 0

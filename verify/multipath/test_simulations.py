@@ -17,7 +17,6 @@ draw is the orthogonal frame V of the full-matrix runs (numpy Generator, seed SE
 
 from __future__ import annotations
 
-
 import matplotlib.pyplot as plt
 import mpmath
 import numpy as np
@@ -45,7 +44,8 @@ TOL_R = 1e-12  # "converged": every mode residual below 1e-12 (10^4 ulps of sigm
 
 INIT_READING = (
     "initial scales are not given: we use alpha_1 in {1e-4, 1e-6} (full profile adds 1e-8) with alpha_2 = 0.9 alpha_1 "
-    "(a 10% asymmetry, Eq. (11)), eta S_1 = 1.0, 1.8 (eta < 2/S_1) and 2.2, 2.5, 2.8, 3.2, 3.5 (2/S_1 < eta < 2/lambda_min), "
+    "(a 10% asymmetry, Eq. (11)), eta S_1 = 1.0, 1.8 (eta < 2/S_1) and 2.2, 2.5, 2.8, 3.2, 3.5 "
+    "(2/S_1 < eta < 2/lambda_min), "
     "and run until every mode residual is below 1e-12 (at most 3e6 steps; 1e8 in the full profile; eta = 2/lambda_min "
     "runs the whole budget)"
 )
@@ -202,7 +202,8 @@ def test_two_phases(audit, fig1_runs, scales):
             assert np.sort(s[-1])[0] >= 0.1 * SIG  # Phase 2 transferred signal to the other pathway
     audit.ours(
         rows,
-        label="(alpha_1, eta S_1) -> (dominant share at sigma_1 = 0.9, peak lambda/S_1, peak lambda eta/2, final minor share)",
+        label="(alpha_1, eta S_1) -> (dominant share at sigma_1 = 0.9, peak lambda/S_1, "
+        "peak lambda eta/2, final minor share)",
     )
     every = int(np.median(np.diff(fig1_runs[(scales[0], 2.8)].t)))
     audit.evidence(
@@ -266,7 +267,8 @@ def test_eta_balanced_reaches_balanced_minimum(audit, fig1_runs, scales):
         assert gap_end <= 0.5 * gap_10  # still closing in: the imbalance halves between t/10 and t (marginal stability)
     audit.ours(
         rows,
-        label="alpha_1 -> (sigma_11, sigma_21, |sigma_11 - sigma_21| at the end, largest over the last 90%, lambda(r=0)/lambda_min)",
+        label="alpha_1 -> (sigma_11, sigma_21, |sigma_11 - sigma_21| at the end, "
+        "largest over the last 90%, lambda(r=0)/lambda_min)",
     )
     steps = {int(fig1_runs[(sc, "bal")].steps) for sc in scales}
     audit.evidence(
@@ -318,7 +320,8 @@ def test_figure2_trajectories(audit, fig1_runs, scales):
 @claim(
     "MP-sim.fig10",
     reading=(
-        "Figure 10's depth and initial scales are not given; we use L = 3 and 5, alpha_h = alpha_0 0.9^h with alpha_0 on a "
+        "Figure 10's depth and initial scales are not given; we use L = 3 and 5, alpha_h = alpha_0 0.9^h "
+        "with alpha_0 on a "
         "fixed grid 1e-2..1e-8 (one per decade), 2e6 steps; L = 10 and 20 are reported, not asserted (see evidence)"
     ),
 )
@@ -450,7 +453,8 @@ def test_heterogeneous_equilibrium_fig8(audit, hetero):
 @claim(
     "MP-sim.5.3.phases",
     reading=(
-        "the early phase is read at small initialisation (alpha = 1e-6, the paper's 'sigma_hi << 1'); at alpha = 1e-3 the "
+        "the early phase is read at small initialisation (alpha = 1e-6, the paper's 'sigma_hi << 1'); "
+        "at alpha = 1e-3 the "
         "shallow share when 90% of the mode is learned is reported, not asserted"
     ),
 )
@@ -477,7 +481,8 @@ def test_heterogeneous_two_phases(audit, hetero):
             assert s[-1, 1] >= 0.9 * opt[(L1, L2)][1]  # and the deep pathway is driven up to its optimal share
     audit.ours(
         rows,
-        label="(L1, L2, alpha) -> (shallow share when sigma_1 = 0.9, peak lambda eta/2, final deep sigma, optimal deep sigma)",
+        label="(L1, L2, alpha) -> (shallow share when sigma_1 = 0.9, peak lambda eta/2, "
+        "final deep sigma, optimal deep sigma)",
     )
     small = [v for k, v in rows.items() if k[2] <= 1e-6]
     every = int(np.median(np.diff(runs[(3, 5, scales[0])].t)))
@@ -578,7 +583,8 @@ def test_chain_flips_only_above_gamma_wcr(sim, audit):
     "MP-sim.6.warmup",
     reading=(
         "setting not given: H = 4, L = 5 (odd, so a flip makes sigma_h1 < 0; 2 H^{1-2/L} > gamma_WCR(5), so eta_WCR "
-        "binds), eta S_1 midway between the two (values in the evidence), alpha_h = alpha_0 0.9^h on the 13-scale grid; "
+        "binds), eta S_1 midway between the two (values in the evidence), alpha_h = alpha_0 0.9^h "
+        "on the 13-scale grid; "
         "warm-up: eta rises linearly "
         "from 0.5/S_1 to eta over 1e5 steps (1e6 in the full profile); compensated arithmetic (see evidence)"
     ),
@@ -679,7 +685,8 @@ def _frac(f: dict) -> str:
     reading=(
         "on the SVS depth-balanced set that the analysis assumes (the mode recursion (54)): d = 3, H = 2, L = 5, "
         "sigma_* = (1, 0.9, 0.6), alpha = (1e-6, 0.9e-6), eta S_1 = 2.8 (p = 2), 2e5 steps, as an ensemble of starts "
-        "perturbed at 1e-12 relative; 'behaves as claimed' = the 95% Clopper-Pearson lower bound of the fraction is >= 0.8"
+        "perturbed at 1e-12 relative; 'behaves as claimed' = "
+        "the 95% Clopper-Pearson lower bound of the fraction is >= 0.8"
     ),
 )
 def test_rank_p_window(audit, rank_p_runs, ensemble_size):
@@ -726,7 +733,8 @@ def test_rank_p_window(audit, rank_p_runs, ensemble_size):
 @claim(
     "MP-sim.manifold.eos",
     reading=(
-        "the rank-p setting of MP-sim.6.24.rankp in full 3 x 3 matrices, target frame V Haar-random per member, start on "
+        "the rank-p setting of MP-sim.6.24.rankp in full 3 x 3 matrices, target frame V Haar-random per member, "
+        "start on "
         "the SVS set pushed off it by 1e-12 relative; 'leaves the manifold' = a depth-balance gap above 1e-3"
     ),
 )
@@ -740,7 +748,8 @@ def test_manifold_unstable_at_eos_ours(audit, rank_p_runs):
         label="first recorded step with gap > 1e-3 (of 2e5)",
     )
     audit.evidence(
-        "The SVS set is invariant under GD (Prop. B.4; MP-E.1, MP-sim.manifold below the edge) but not attracting at the "
+        "The SVS set is invariant under GD (Prop. B.4; MP-E.1, MP-sim.manifold below the edge) "
+        "but not attracting at the "
         f"edge of stability: from a 1e-12 relative push off it, {_frac(fs['left_manifold'])} of the Haar-frame runs "
         f"reach a depth-balance gap above 1e-3 (median step {np.median(left) if left.size else float('nan'):.0f}), and "
         f"the end points scatter: as predicted by the mode recursion {_frac(fs['as_predicted'])}, tail split "
@@ -774,7 +783,8 @@ def _ceiling(H, L):
 @claim(
     "MP-sim.bound",
     reading=(
-        "'converged' = every mode residual below 1e-11 within 4e5 steps; alpha_1 = 1e-3, alpha_h = alpha_1 q^(h-1) with "
+        "'converged' = every mode residual below 1e-11 within 4e5 steps; alpha_1 = 1e-3, "
+        "alpha_h = alpha_1 q^(h-1) with "
         "the asymmetry q drawn; eta S_1 = f x min(2H^{1-2/L}, gamma_WCR(L)), f in [0.1, 0.95]"
     ),
 )
@@ -824,7 +834,8 @@ def test_converged_sharpness_bound(sim, audit, profile):
 @claim(
     "MP-sim.manifold",
     reading=(
-        "checked along runs below the classical bound (eta < 2/S_1 of the top mode, 400-3000 steps, d = 2 or 3, H = 1..3, "
+        "checked along runs below the classical bound (eta < 2/S_1 of the top mode, 400-3000 steps, d = 2 or 3, "
+        "H = 1..3, "
         "L = 2..6), each also from a start pushed off the manifold by 1e-12 relative; at the edge of stability see "
         "MP-sim.manifold.eos"
     ),

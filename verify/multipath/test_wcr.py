@@ -178,7 +178,7 @@ def test_lemma_F2(audit):
         "argmax of g (the worst overshoot binds) and g(g(u)) < 1 for every overshoot. Margins |g(v_max)| >= "
         f"{min(margins):.1e} (at 1% off the edge) dwarf the grid's O(h^2) ~ {(u[1] - u[0]) ** 2:.0e} error."
     )
-    for L, factor, holds_74, crit_75, worst_is_max, below_one in rows:
+    for _L, factor, holds_74, crit_75, worst_is_max, below_one in rows:
         assert holds_74 == crit_75 == (factor < 1)
         assert worst_is_max and below_one
 
@@ -279,13 +279,12 @@ def test_root_interval_and_bisection(audit, certified):
     # a plain bisection of (80) in y, on the paper's interval, for L = 10
     L = 10
     with mpmath.workdps(40):
-        P = lambda yy: (
-            ((2 * L - 1) * yy - (L - 1)) ** (2 * L - 1)
-            - ((2 * L - 2) * yy - (L - 2)) ** (L - 2)
-            * (  # noqa: E731
+
+        def P(yy):
+            return ((2 * L - 1) * yy - (L - 1)) ** (2 * L - 1) - ((2 * L - 2) * yy - (L - 2)) ** (L - 2) * (
                 yy * ((2 * L - 2) * yy - (L - 2)) ** L - ((2 * L - 1) * yy - (L - 1)) ** L
             )
-        )
+
         a, b = mpmath.mpf(L - 1) / (2 * L - 1), mpmath.mpf(1)
         for _ in range(120):
             m = (a + b) / 2
@@ -444,7 +443,8 @@ def test_gamma_exceeds_two(audit, certified):
 def test_gamma_unique(audit, certified):
     worst = max(certified.values(), key=lambda c: c.dlog_psi_max)
     audit.ours(
-        f"largest certified upper bound of d(log psi)/dt on a bracket: {mpmath.nstr(worst.dlog_psi_max, 8)} (L = {worst.L})"
+        "largest certified upper bound of d(log psi)/dt on a bracket: "
+        f"{mpmath.nstr(worst.dlog_psi_max, 8)} (L = {worst.L})"
     )
     audit.evidence(
         "For every L = 2..1001 and 10^3..10^12 (+1): a certified sign change of log psi (83) on a bracket and a "
@@ -689,7 +689,8 @@ def test_lambert_w_law(audit, certified, sweep):
         refined = {L: v - nw.refined_lambert_form(L) for L, v in big.items()}
     audit.ours(
         f"remainder gamma - 2 log L + 2 log log L over 2 <= L <= 10^6: [{rem.min():.4f} (L={Ls[rem.argmin()]}), "
-        f"{rem.max():.4f} (L={Ls[rem.argmax()]})]; kappa = (gamma/2)e^(gamma/2)/L: [{kappa.min():.4f}, {kappa.max():.4f}]"
+        f"{rem.max():.4f} (L={Ls[rem.argmax()]})]; "
+        f"kappa = (gamma/2)e^(gamma/2)/L: [{kappa.min():.4f}, {kappa.max():.4f}]"
     )
     audit.ours({L: mpmath.nstr(v, 6) for L, v in rem_big.items()}, label="remainder at 10^k")
     audit.ours({L: mpmath.nstr(v, 4) for L, v in refined.items()}, label="gamma - (2W(2eL) - 2) at 10^k")

@@ -13,7 +13,9 @@
 - ``tests`` (optional): library tests that should catch it: files or node ids under ``tests/``,
   or modules of ``numerics/`` and ``derivations/`` whose doctests should.
 
->>> m = Mutant(id="x", area="machinery", description="d", file="f.py", old="a = 1", new="a = 2", checks=("verify/t.py",))
+>>> m = Mutant(
+...     id="x", area="machinery", description="d", file="f.py", old="a = 1", new="a = 2", checks=("verify/t.py",)
+... )
 >>> m.apply_to("b = 0\\na = 1\\n")
 'b = 0\\na = 2\\n'
 """

@@ -285,19 +285,25 @@ class Slot:
     def seed_dirty_cache(self, stale_files: list[str]) -> None:
         """Fill ``numba-dirty/`` afresh with the clean cache's entries, less those of ``stale_files``.
 
-        Numba's user cache directory holds a file's entries as ``<dir>_<sha1 of dir>/<stem>.*``
-        (``_CacheLocator.get_suitable_cache_subpath``); the entries of a mutated module and of
-        every module importing it are left out, so they compile afresh, while every other
-        kernel is loaded from the clean cache.
+        :mod:`numerics` keys the cache directory to the kernels' source (``<dir>/code-<key>``),
+        so the clean entries sit under the snapshot's key and the mutant looks under its own:
+        they are copied across. Inside, numba holds a file's entries as
+        ``<dir>_<sha1 of dir>/<stem>.*`` (``_CacheLocator.get_suitable_cache_subpath``); the
+        entries of a mutated module and of every module importing it are left out, so they
+        compile afresh, while every other kernel is loaded from the clean cache.
         """
-        clean, dirty = self.dir / "numba-cache", self.dir / "numba-dirty"
-        shutil.rmtree(dirty, ignore_errors=True)
+        from numerics import numba_code_key
+
+        clean = self.dir / "numba-cache" / f"code-{numba_code_key(self.source / 'numerics')}"
+        dirty_base = self.dir / "numba-dirty"
+        dirty = dirty_base / f"code-{numba_code_key(self.repo / 'numerics')}"
+        shutil.rmtree(dirty_base, ignore_errors=True)
         skip = set()
         for name in stale_files:
             folder = os.path.dirname(os.path.abspath(self.repo / name))
             sub = os.path.basename(folder) + "_" + hashlib.sha1(folder.encode()).hexdigest()
             skip.add((sub, Path(name).stem + "."))
-        for path in clean.rglob("*"):
+        for path in clean.rglob("*") if clean.is_dir() else ():
             if not path.is_file():
                 continue
             rel = path.relative_to(clean)

@@ -7,7 +7,7 @@ enclosures: :mod:`numerics.rare_gates.initialization` (mpmath, mpmath.iv).
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 
 import mpmath
 import numpy as np
@@ -53,7 +53,10 @@ def _mm_alternatives(kind: str) -> dict:
             )
         elif kind == "pk99":
             pk99 = mpmath.mpf("0.99") * N.p_k_lower(m, M, 15)
-            text += f"; 0.99 (P(D0) - bound) = {mpmath.nstr(pk99, 5)} ({'above' if pk99 > mpmath.mpf('0.01') else 'below'} 1%)"
+            text += (
+                f"; 0.99 (P(D0) - bound) = {mpmath.nstr(pk99, 5)} "
+                f"({'above' if pk99 > mpmath.mpf('0.01') else 'below'} 1%)"
+            )
         out[f"m = {m}, M = {M}"] = text
     return out
 
@@ -159,7 +162,8 @@ def test_kterms_each_dominates_its_probability(audit):
     audit.evidence(
         "Symbolic: for a_small, w_small, omega_sum the gap term - probability vanishes at m = 0 and its m-derivative "
         "is 2(phi(0) - phi(m)), 2m(1 - e^{-m^2/2}) or 1/(4e) - density(3/4 - m), all >= 0; for a_large the gap "
-        "vanishes at M = oo with derivative <= 0; w_large is exact; the angle strips inside D0 have 3m(2 pi - m)/(4 pi^2), "
+        "vanishes at M = oo with derivative <= 0; w_large is exact; "
+        "the angle strips inside D0 have 3m(2 pi - m)/(4 pi^2), "
         "about half of 3m/pi. Numeric: each probability <= its term at m = 1e-4, M = 5."
     )
 
@@ -336,7 +340,7 @@ def _theta(a1, a2, r1, r2, th1, th2):
     return np.array([a1, a2, r1 * math.cos(th1), r1 * math.sin(th1), r2 * math.cos(th2), r2 * math.sin(th2)])
 
 
-@lru_cache(maxsize=None)
+@cache
 def _risk_and_infimum():
     """Our R_t as a float function of (omega_1, omega_2, delta), and the infimum as a float."""
     return sp.lambdify((omega1, omega2, delta), D.target_risk(), "math"), float(sp.N(D.initial_risk_infimum(), 20))

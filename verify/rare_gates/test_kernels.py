@@ -92,10 +92,12 @@ def test_g_decreasing_on_upper_half(audit):
     with mpmath.workdps(30):
         worst = max(dg(mpmath.pi / 2 + mpmath.pi / 2 * k / 1000) for k in range(1001))
     audit.ours(
-        f"(pi - t) decreasing: {dec1}; sin t decreasing on [pi/2, pi]: {dec2}; max of g' on grid = {mpmath.nstr(worst, 8)}"
+        f"(pi - t) decreasing: {dec1}; sin t decreasing on [pi/2, pi]: {dec2}; "
+        f"max of g' on grid = {mpmath.nstr(worst, 8)}"
     )
     audit.evidence(
-        "g = (pi - t) sin t/(2 pi) is a product of non-negative non-increasing factors on [pi/2, pi] (SymPy is_decreasing); "
+        "g = (pi - t) sin t/(2 pi) is a product of non-negative non-increasing factors on [pi/2, pi] "
+        "(SymPy is_decreasing); "
         "cross-check: g' <= 0 at 1001 points (30 digits)."
     )
     assert identity and dec1 and dec2

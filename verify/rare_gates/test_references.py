@@ -73,7 +73,8 @@ def test_table2_gamma(audit):
     ours = [_gamma(b, d0) for b, d0 in SETTINGS]
     audit.ours(", ".join(f"{g} = {sp.N(g, 3)}" for g in ours))
     audit.evidence(
-        "Gamma = pi x disagreement rate at delta0 = b delta0/eta with eta = 0.01, exact rationals; compared to the quoted digits."
+        "Gamma = pi x disagreement rate at delta0 = b delta0/eta with eta = 0.01, "
+        "exact rationals; compared to the quoted digits."
     )
     assert all(rounds_to(g, q) for g, q in zip(ours, quoted))
 
@@ -85,7 +86,8 @@ def test_table2_poisson_column(audit):
     ours = [_num(ref.subs(R.Gamma, _gamma(b, d0))) for b, d0 in SETTINGS]
     audit.ours(ours)
     audit.evidence(
-        "1 - exp(-Gamma/(pi lambda)) from the derived exponent at lambda = 0.05, 60-digit evaluation, rounded to the quoted 3 decimals."
+        "1 - exp(-Gamma/(pi lambda)) from the derived exponent at lambda = 0.05, 60-digit evaluation, "
+        "rounded to the quoted 3 decimals."
     )
     assert all(rounds_to(v, q) for v, q in zip(ours, quoted))
 
@@ -97,7 +99,8 @@ def test_table2_frozen_column(audit):
     ours = [_num(ref.subs(R.Gamma, _gamma(b, d0))) for b, d0 in SETTINGS]
     audit.ours(ours)
     audit.evidence(
-        "1 - exp(-Gamma t/pi) from the disagreement rate at the frozen angle delta0, integrated over [0, 200]; rounded to 3 decimals."
+        "1 - exp(-Gamma t/pi) from the disagreement rate at the frozen angle delta0, integrated over [0, 200]; "
+        "rounded to 3 decimals."
     )
     assert all(rounds_to(v, q) for v, q in zip(ours, quoted))
 
@@ -238,7 +241,7 @@ def test_kappa_above_one_cells(audit):
     top = max(five[0][4], nine[0][4])
     audit.ours(top, label="largest kappa_eff above one")
     inside = []
-    for p, (d0, b, eta, gam, _) in ((5, five[0]), (9, nine[0])):
+    for p, (_d0, _b, _eta, gam, _) in ((5, five[0]), (9, nine[0])):
         ref = _num(R.poisson_reference().subs({lam: LAMBDA, R.Gamma: gam}))
         lo, hi = wilson_interval(p, 64, Z95)
         inside.append(lo <= ref <= hi)
@@ -267,7 +270,8 @@ def test_half_recovery_offsets(audit):
     ours = [_num(expr.subs({R.T_half: sp.Rational(th), R.eta: e})) for th, e in zip(t_half, etas)]
     audit.ours(ours)
     audit.evidence(
-        "T_1/2 minus the time lambda^{-1} log(b/eta) at which b e^{-lambda T}/eta = 1, b = 16, lambda = 0.05; rounded to one decimal."
+        "T_1/2 minus the time lambda^{-1} log(b/eta) at which b e^{-lambda T}/eta = 1, "
+        "b = 16, lambda = 0.05; rounded to one decimal."
     )
     assert all(rounds_to(v, q) for v, q in zip(ours, quoted))
 

@@ -92,7 +92,8 @@ def test_risk_gap(audit):
         f"{mpmath.nstr(bounds(sup_good)[1], 20)}, R_col = {mpmath.nstr(bounds(enclose(r_col, 30))[0], 20)}"
     )
     audit.evidence(
-        "Certified enclosures of the derived R_good (at 1/20 and its sup at 1/5; dR_good/dlambda = 4 lambda > 0) and R_col."
+        "Certified enclosures of the derived R_good (at 1/20 and its sup at 1/5; dR_good/dlambda = 4 lambda > 0) "
+        "and R_col."
     )
     assert increasing
     assert (
@@ -137,7 +138,8 @@ def test_weight_decay_range(audit):
 
 @claim(
     "RG-17.Rmin",
-    reading="Eq. (38) is lost; R_min(delta) is read as the minimum of R_t over omega1, omega2 >= 0 at fixed separation delta, "
+    reading="Eq. (38) is lost; R_min(delta) is read as the minimum of R_t over omega1, omega2 >= 0 "
+    "at fixed separation delta, "
     "R_min = 1 - q^2/(1/2 + J(delta)).",
 )
 def test_min_risk_at_angle(audit):

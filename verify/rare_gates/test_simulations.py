@@ -241,7 +241,7 @@ def _table1_cells(table1, rows) -> list[tuple]:
 def _table1_check(audit, table1, rows, label):
     cells = _table1_cells(table1, rows)
     comps = [_compare(k, n, kp, 64, Z_T1) for _, _, _, k, n, kp in cells]
-    for (T, src, tgt, k, n, kp), c in zip(cells, comps):
+    for (T, src, tgt, k, n, _kp), c in zip(cells, comps):
         audit.ours(f"{k}/{n}: {_fmt(c)}", label=f"T={T:g} {src}->{tgt}")
     misses = [f"T={T:g} {s}->{t}" for (T, s, t, *_), c in zip(cells, comps) if not c["literal"]]
     n = cells[0][4]
@@ -278,7 +278,7 @@ def test_table1_target_sgd(audit, table1):
     n = table1["init"].shape[0]
     cells = [c for c in _table1_cells(table1, (2, 3, 4)) if c[2] == "sgd"]
     comps = [_compare(k, n, kp, 64, Z_T1) for _, _, _, k, n, kp in cells]
-    for (T, src, _, k, n, kp), c in zip(cells, comps):
+    for (T, src, _, k, n, _kp), c in zip(cells, comps):
         audit.ours(f"{k}/{n}: {_fmt(c)}", label=f"T={T:g} source {src}")
     misses = [f"T={T:g} {s}" for (T, s, *_), c in zip(cells, comps) if not c["literal"]]
     audit.evidence(
@@ -657,7 +657,9 @@ GD_QUOTED = ("22.1", "18.2", "14.3")
     reading="hitting times resolved to single updates (risk checked every update, as "
     "in the Figure 3(a) cells) and rounded to 0.1",
     fitted={
-        "risk checked every 10 updates (Appendix 19's protocol for these long-horizon runs)": "the first crossing check: computed in the run (a simulation), see the evidence"
+        "risk checked every 10 updates (Appendix 19's protocol for these long-horizon runs)": (
+            "the first crossing check: computed in the run (a simulation), see the evidence"
+        )
     },
 )
 def test_gd_constructed(audit, perturbation):
@@ -688,8 +690,10 @@ def halving(sweeps):
     reading=READING_OWN + "; risk checked every update (time resolution eta), so changes "
     "of a few 1e-3 are resolved; compared after rounding to the paper's 3 decimals",
     fitted={
-        "risk checked every 10 updates (Table 1's protocol, Appendix 19)": "the changes with the crossing at the next multiple of 10 updates: computed in the run (a "
-        "simulation), see the evidence"
+        "risk checked every 10 updates (Table 1's protocol, Appendix 19)": (
+            "the changes with the crossing at the next multiple of 10 updates: computed in the run (a "
+            "simulation), see the evidence"
+        )
     },
 )
 def test_gd_step_halving(audit, halving):
@@ -1009,7 +1013,8 @@ def test_unrecovered_angle_decay(audit, paths):
             alternative=f"the common-gate mean-flow angle {mean_path:.3g} at t = 100 (no SGD "
             "fluctuation), which rounds to a different two-digit value",
             label="angle at t = 100",
-            method=f"simulation: our {a_moved.size} undisturbed streams' angles rescaled to that median, resampled with "
+            method=f"simulation: our {a_moved.size} undisturbed streams' angles rescaled to that median, "
+            "resampled with "
             f"replacement; {sim}",
         )
     )
@@ -1179,7 +1184,8 @@ def test_fig3a_poisson_reference(audit, grid):
             cell_powers[best],
             alternative="recovery at twice the reference's intensity in every cell "
             "(kappa_eff = 2): a factor 2 in Gamma or in the exponent the reference takes from the Section 8 account",
-            method=f"exact: per cell P(lower 95% Wilson bound > reference) at p = 1 - (1 - reference)^2; the cells share "
+            method="exact: per cell P(lower 95% Wilson bound > reference) at p = 1 - (1 - reference)^2; "
+            "the cells share "
             f"streams, so the check's power is at least the largest, {cell_powers[best]:.3f} at Gamma = "
             f"{G[best]:g} (smallest {min(cell_powers):.3f})",
         )
@@ -1254,7 +1260,8 @@ def test_fig3a_kappa(audit, grid):
             powers[weak],
             alternative="kappa_eff a factor 2 outside the paper's range in every interior cell (2 x 1.49 or 0.49/2)",
             method="exact: per interior cell P(its kappa interval misses [0.49, 1.49]) at that kappa; the cells share "
-            f"streams, so the check's power is at least the largest cell's; {'; '.join(f'kappa {k}: {v:.3f}' for k, v in powers.items())}",
+            "streams, so the check's power is at least the largest cell's; "
+            f"{'; '.join(f'kappa {k}: {v:.3f}' for k, v in powers.items())}",
         )
     )
     assert all(lo <= 1.49 and hi >= 0.49 for lo, hi in ivs) and p >= 0.05
@@ -1542,7 +1549,7 @@ def test_noise_angle_scale(audit, noise):
     z7 = next(z for z in noise if z["mode"] == "independent" and z["s"] == 1e-7)
     n, H = z7["recovery"].size, z7["horizon"]
     gain = E.recovered_by(z7["recovery"], H) - E.recovered_by(z7["recovery"], H / 2)
-    audit.ours(f"{gain}/{n}", label=f"recoveries in (H/2, H], s = 1e-7")
+    audit.ours(f"{gain}/{n}", label="recoveries in (H/2, H], s = 1e-7")
     r_t = float(sp.N(R.target_clone_norm().subs(R.lam, sp.Rational(1, 20)), 15))
     scale = float(sp.N(R.angle_noise_scale().subs({R.lam: sp.Rational(1, 20), R.s_noise: 1}), 15))
     audit.evidence(
