@@ -91,6 +91,23 @@ def claim(claim_id: str, *, reading: str | None = None, fitted: dict | None = No
     return pytest.mark.claim(claim_id, reading=reading, fitted=fitted, by_construction=by_construction)
 
 
+def uses(*experiments: str):
+    """Mark a check as reading the results of sweep ``experiments`` (``results["rare_gates.table2"]``).
+
+    The plugin submits the experiments of every selected check together, once per run.
+    Unknown names raise at import, naming the known experiments.
+    """
+    from numerics.sweep import resolve
+
+    if not experiments:
+        raise ValueError("uses: name at least one experiment")
+    for name in experiments:
+        if "." not in name:
+            raise ValueError(f"uses: name experiments in full ('paper.experiment'); got {name!r}")
+        resolve([name])
+    return pytest.mark.uses(*experiments)
+
+
 def discrepancy(claim_id: str, *, reason: str, reading: str | None = None):
     """Mark the paper's side of a discrepancy: a strict xfail that expects :class:`PaperClaimFails` only."""
 

@@ -101,7 +101,7 @@ def sweep_store(config) -> Path | None:
 
 
 def pytest_configure(config):
-    config.stash[_STATE_KEY] = {"results": {}, "audits": {}, "claims_seen": False, "sweeps": None, "instruments": {}}
+    config.stash[_STATE_KEY] = {"results": {}, "audits": {}, "claims_seen": False, "sweeps": None, "instruments": {}, "prefetched": False}
     _check_sweep_options(config)
 
 
@@ -194,6 +194,25 @@ def sweeps(request, profile, size_changes, perturbation):
     request.config.stash[_STATE_KEY]["sweeps"] = session
     yield session
     session.close()
+
+
+@pytest.fixture
+def results(request, sweeps):
+    """The sweep results the check declared with ``@uses(...)`` (see :class:`verify.sweeps.Results`).
+
+    On first use, the experiments of every selected check are submitted together, so a
+    cluster works through all their cells without a pause between experiments or modules.
+    """
+    from .sweeps import Results
+
+    mark = request.node.get_closest_marker("uses")
+    if mark is None:
+        raise pytest.UsageError(f"{request.node.nodeid} asks for results but names no experiment: add @uses(...)")
+    state = request.config.stash[_STATE_KEY]
+    if not state["prefetched"]:
+        state["prefetched"] = True
+        sweeps.prefetch({n for item in request.session.items for m in item.iter_markers("uses") for n in m.args})
+    return Results(sweeps, tuple(mark.args), request.node.nodeid)
 
 
 @pytest.hookimpl(wrapper=True)

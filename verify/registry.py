@@ -19,6 +19,7 @@ has
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
@@ -99,3 +100,21 @@ def load_registry(directory: Path | None = None) -> dict[str, Claim]:
                 raise RegistryError(f"duplicate claim id {c.id} in {path.name} and {registry[c.id].source}")
             registry[c.id] = c
     return registry
+
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def paper_numbers(claim_id: str, registry: dict[str, Claim] | None = None) -> list[str]:
+    """The numbers quoted in claim ``claim_id``'s ``paper_value``, in order, as printed.
+
+    Checks take the paper's numbers from here rather than typing them again, so the registry
+    is their one source. The text keeps the paper's digits ('0.070', not 0.07).
+
+    >>> paper_numbers("MP-F.table")[:3]
+    ['3.196', '3.661', '3.979']
+    """
+    reg = registry if registry is not None else load_registry()
+    if claim_id not in reg:
+        raise KeyError(f"claim_id: no registered claim {claim_id!r}")
+    return _NUMBER.findall(reg[claim_id].paper_value)

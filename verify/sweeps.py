@@ -46,11 +46,18 @@ class SweepSession:
             self._used = self._executor.description
         return self._executor
 
+    def has_cells(self, name: str) -> bool:
+        """Whether experiment ``name`` has any cell at this session's sizes (the quick profile skips some)."""
+        from numerics.sweep import resolve
+
+        (exp,) = resolve([name])
+        return bool(exp.cells(exp.sizes(self.profile, self.overrides)))
+
     def prefetch(self, names) -> None:
         """Run the cells of the experiments ``names`` not run yet, all together (no barrier between them)."""
         from numerics.sweep import resolve, run_sweeps
 
-        todo = [e for e in resolve(sorted(set(names))) if e.name not in self._runs]
+        todo = [e for e in resolve(sorted(set(names))) if e.name not in self._runs and self.has_cells(e.name)]
         if not todo:
             return
         with self.uncaptured():
@@ -86,6 +93,29 @@ class SweepSession:
         if self._executor is not None:
             self._executor.__exit__(None, None, None)
             self._executor = None
+
+
+class Results:
+    """The results a check declared with ``@uses(...)``: ``results["rare_gates.table2"]``.
+
+    Reading an experiment the check did not declare is an error (the declarations are what
+    the plugin submits together, so they must be complete); an experiment with no cells at
+    this run's sizes skips the check, naming the experiment.
+    """
+
+    def __init__(self, session: SweepSession, declared: tuple[str, ...], nodeid: str):
+        self.session, self.declared, self.nodeid = session, declared, nodeid
+
+    def __getitem__(self, name: str):
+        import pytest
+
+        if name not in self.declared:
+            raise KeyError(f"{self.nodeid} reads experiment {name!r} without declaring it: add it to @uses(...)")
+        if not self.session.has_cells(name):
+            from numerics.sweep import resolve
+
+            pytest.skip(f"{name} has no cells at these sizes: {resolve([name])[0].summary}")
+        return self.session.result(name)
 
 
 class _Lazy:

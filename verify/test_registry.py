@@ -5,6 +5,7 @@ marks read, independently of which tests this run selected.
 """
 
 import importlib
+import importlib.util
 import pkgutil
 
 import pytest
@@ -61,3 +62,22 @@ def test_every_discrepancy_has_a_separate_check_of_our_side():
 @pytest.mark.parametrize("paper", ["rare_gates", "multipath", "central_flow"])
 def test_paper_has_claims(paper):
     assert any(c.paper == paper for c in load_registry().values())
+
+
+def _claim_modules() -> dict[str, set[str]]:
+    """{claim id: check modules}, e.g. {'MP-F.72': {'verify.multipath.test_wcr'}}."""
+    return {cid: {where.rsplit(".", 1)[0] for where in checks} for cid, checks in _claim_marks().items()}
+
+
+def test_claims_files_match_check_modules_one_to_one():
+    """verify/claims/<paper>/<name>.toml holds the claims checked by verify/<paper>/test_<name>.py, and only those."""
+    registry = load_registry()
+    files = {(c.paper, c.source.removesuffix(".toml")) for c in registry.values()}
+    no_module = sorted(f"{p}/{n}.toml" for p, n in files if importlib.util.find_spec(f"verify.{p}.test_{n}") is None)
+    assert not no_module, f"claims files without a check module verify/<paper>/test_<name>.py: {no_module}"
+    misplaced = {
+        cid: (f"{c.paper}/{c.source}", sorted(mods))
+        for cid, mods in _claim_modules().items()
+        if (c := registry[cid]) and mods != {f"verify.{c.paper}.test_{c.source.removesuffix('.toml')}"}
+    }
+    assert not misplaced, f"claims checked outside the module their claims file names: {misplaced}"

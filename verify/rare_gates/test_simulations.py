@@ -41,8 +41,9 @@ from derivations.rare_gates import references as R
 from numerics import stats as S
 from numerics.rare_gates import experiments as E
 from numerics.rare_gates import figures as F
-from verify.audit import claim, discrepancy, paper_claim, rounds_to
+from verify.audit import claim, discrepancy, paper_claim, rounds_to, uses
 from verify.rare_gates import power as PW
+from verify.registry import paper_numbers
 
 LAM = E.LAM
 A = E.A_RATE
@@ -56,33 +57,34 @@ READING_A20 = (
     "b = 16, eta = 0.01 (the Table 2 setting of that delta0) and 128 streams, the same streams in every "
     "setting"
 )
+# The paper's numbers, read from the claims registry (its one source); shapes as in the paper's tables.
+_FRESH = [int(k) for k in paper_numbers("RG-sim.T1.fresh")[:4]]  # the four (source, target) pairs, T = 0 and 100
+_T1_SGD = [int(k) for k in paper_numbers("RG-sim.T1.sgd")[:6]]  # target SGD: source SGD then source GD, T = 200..400
+_T1_GD = int(paper_numbers("RG-sim.T1.gd")[0])  # target GD: every T
 PAPER_T1 = {  # Table 1: (source, target) -> counts of 64 at T = 0, 100, 200, 300, 400
-    ("sgd", "sgd"): (64, 64, 59, 20, 7),
-    ("sgd", "gd"): (64, 64, 64, 64, 64),
-    ("gd", "sgd"): (64, 64, 61, 19, 7),
-    ("gd", "gd"): (64, 64, 64, 64, 64),
+    ("sgd", "sgd"): (_FRESH[0], _FRESH[0], *_T1_SGD[:3]),
+    ("sgd", "gd"): (_FRESH[1],) * 2 + (_T1_GD,) * 3,
+    ("gd", "sgd"): (_FRESH[2], _FRESH[2], *_T1_SGD[3:]),
+    ("gd", "gd"): (_FRESH[3],) * 2 + (_T1_GD,) * 3,
 }
 Z_T1 = E.z_bonferroni(20)  # Table 1: 20 cells compared with the paper's counts, family-wise 95%
+_T2 = paper_numbers("RG-sim.T2.fractions")  # 5 settings x (t <= 60, 200, 450), in E.TABLE2_SETTINGS order
 PAPER_T2 = {  # Table 2: (b, delta0) -> quoted fractions at t <= 60, 200, 450 (of 128 streams)
-    (16, 1e-5): ("0.070", "0.078", "0.078"),
-    (64, 1e-5): ("0.227", "0.250", "0.250"),
-    (1, 1e-3): ("0.305", "0.336", "0.336"),
-    (16, 1e-4): ("0.578", "0.633", "0.633"),
-    (64, 1e-4): ("0.969", "0.984", "0.984"),
+    setting: tuple(_T2[3 * i : 3 * i + 3]) for i, setting in enumerate(E.TABLE2_SETTINGS)
 }
-PAPER_LAST = {(16, 1e-5): 76.1, (64, 1e-5): 68.1, (1, 1e-3): 103.7, (16, 1e-4): 112.1, (64, 1e-4): 64.2}
-PAPER_HALF = (241.7, 257.9, 265.6, 284.4, 295.0)
-PAPER_HALF_OFFSET = (75.8, 78.2, 72.0, 76.9, 73.7)
+# "no recovery after t ~ 112 through t = 450; last at ...": the five last recoveries close the quote
+PAPER_LAST = dict(zip(E.TABLE2_SETTINGS, map(float, paper_numbers("RG-sim.T2.saturation")[-5:]), strict=True))
+PAPER_HALF = tuple(map(float, paper_numbers("RG-sim.joint.Thalf")))
+PAPER_HALF_OFFSET = tuple(map(float, paper_numbers("RG-sim.joint.collapse")[1:]))  # after "rate 0.050"
 PAPER_A20_RUNS = 128  # streams per Appendix 20 setting in our reading (READING_A20); lost in the text
-PAPER_NOISE = {
-    ("none", 0.0): 0.04,
-    ("independent", 1e-7): 0.23,
-    ("independent", 1e-6): 0.89,
-    ("independent", 1e-5): 1.00,
-    ("shared", 1e-7): 0.04,
-    ("shared", 1e-6): 0.05,
-    ("shared", 1e-5): 0.10,
-}
+_NOISE = [float(v) for v in paper_numbers("RG-sim.A20.noise")]  # none, independent x 3, shared x 3
+PAPER_NOISE = dict(
+    zip(
+        [("none", 0.0), *((mode, s) for mode in ("independent", "shared") for s in (1e-7, 1e-6, 1e-5))],
+        _NOISE[:4] + _NOISE[-3:],
+        strict=True,
+    )
+)
 
 
 def _count(times) -> int:
@@ -145,84 +147,6 @@ def sizes(profile, size_changes):
     return E.sizes_with(profile, size_changes)
 
 
-# The experiments run through the sweep layer (numerics.rare_gates.sweeps): cells stored in the
-# result store are reused, the others computed serially or on Dask (--scheduler); the joined
-# result equals the one-call function of numerics.rare_gates.experiments bit for bit. The
-# experiments the selected checks of this module need are submitted together, so a cluster
-# works through all of their cells without a pause between experiments.
-EXPERIMENT_OF = {
-    name: f"rare_gates.{name}"
-    for name in (  # fixture name -> experiment
-        "table1",
-        "halving",
-        "table2",
-        "paths",
-        "extended",
-        "grid",
-        "weight_decay",
-        "noise",
-        "cor5",
-        "joint",
-    )
-}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _submit_needed_experiments(request, sweeps, sizes):
-    needed = {
-        EXPERIMENT_OF[f]
-        for item in request.session.items
-        if getattr(item, "module", None) is request.module
-        for f in getattr(item, "fixturenames", ())
-        if f in EXPERIMENT_OF
-    }
-    if sizes.joint_inits == 0:
-        needed.discard("rare_gates.joint")
-    sweeps.prefetch(needed)
-
-
-@pytest.fixture(scope="module")
-def table1(sweeps):
-    return sweeps.result("rare_gates.table1")
-
-
-@pytest.fixture(scope="module")
-def table2(sweeps):
-    return sweeps.result("rare_gates.table2")
-
-
-@pytest.fixture(scope="module")
-def paths(sweeps):
-    return sweeps.result("rare_gates.paths")
-
-
-@pytest.fixture(scope="module")
-def grid(sweeps):
-    return sweeps.result("rare_gates.grid")
-
-
-@pytest.fixture(scope="module")
-def weight_decay(sweeps):
-    return sweeps.result("rare_gates.weight_decay")
-
-
-@pytest.fixture(scope="module")
-def noise(sweeps):
-    return sweeps.result("rare_gates.noise")
-
-
-@pytest.fixture(scope="module")
-def cor5(sweeps):
-    return sweeps.result("rare_gates.cor5")
-
-
-@pytest.fixture(scope="module")
-def joint(sizes, sweeps):
-    if sizes.joint_inits == 0:
-        pytest.skip("full profile only: the joint (T, eta) sweep (5 step sizes x 17 source times) runs with --full")
-    return sweeps.result("rare_gates.joint")
-
-
 # --- Table 1 --------------------------------------------------------------------------------------------
 
 
@@ -256,7 +180,9 @@ def _table1_check(audit, table1, rows, label):
 
 
 @claim("RG-sim.T1.fresh", reading=READING_OWN)
-def test_table1_fresh(audit, table1):
+@uses("rare_gates.table1")
+def test_table1_fresh(audit, results):
+    table1 = results["rare_gates.table1"]
     comps = _table1_check(audit, table1, (0, 1), "Table 1 rows T = 0, 100")
     n = table1["init"].shape[0]
     q = PW.exception_rate(64)
@@ -274,7 +200,9 @@ def test_table1_fresh(audit, table1):
 
 
 @claim("RG-sim.T1.sgd", reading=READING_OWN)
-def test_table1_target_sgd(audit, table1):
+@uses("rare_gates.table1")
+def test_table1_target_sgd(audit, results):
+    table1 = results["rare_gates.table1"]
     n = table1["init"].shape[0]
     cells = [c for c in _table1_cells(table1, (2, 3, 4)) if c[2] == "sgd"]
     comps = [_compare(k, n, kp, 64, Z_T1) for _, _, _, k, n, kp in cells]
@@ -314,7 +242,9 @@ def test_table1_target_sgd(audit, table1):
 
 
 @claim("RG-sim.T1.gd", reading=READING_OWN)
-def test_table1_target_gd(audit, table1):
+@uses("rare_gates.table1")
+def test_table1_target_gd(audit, results):
+    table1 = results["rare_gates.table1"]
     n = table1["init"].shape[0]
     counts = {
         src: [_count(table1[src]["gd_recovery"][i]) for i in range(len(table1["times"]))] for src in ("sgd", "gd")
@@ -340,7 +270,9 @@ def test_table1_target_gd(audit, table1):
 
 
 @claim("RG-sim.T1.pair", reading=READING_OWN + "; 'up to two runs' of 64 scaled to 2n/64 runs of our n")
-def test_table1_sources_agree(audit, table1):
+@uses("rare_gates.table1")
+def test_table1_sources_agree(audit, results):
+    table1 = results["rare_gates.table1"]
     n = table1["init"].shape[0]
     diffs = []
     for i, T in enumerate(table1["times"]):
@@ -381,7 +313,9 @@ def test_table1_sources_agree(audit, table1):
     "record); 'no observed recovery below 1e-2' compared as the paper's 0 of its share of records (our count "
     "scaled by 64/n) against ours, Fisher exact at 5%",
 )
-def test_table1_gamma_regimes(audit, table1):
+@uses("rare_gates.table1")
+def test_table1_gamma_regimes(audit, results):
+    table1 = results["rare_gates.table1"]
     cfg = table1["config"]
     n = table1["init"].shape[0]
     G = np.concatenate([E.gamma_of(table1[s]["angle"][1:], cfg["b"], cfg["eta"]).ravel() for s in ("sgd", "gd")])
@@ -437,7 +371,9 @@ def test_table1_gamma_regimes(audit, table1):
     "disagreement; target-GD hitting time after t = 40) compared with the paper's 57/64, 0/57 and 0/64 by "
     "Fisher exact tests (Bonferroni over three, 1.67% each); 'no recovery after t = 100' literally",
 )
-def test_table1_t400(audit, table1):
+@uses("rare_gates.table1")
+def test_table1_t400(audit, results):
+    table1 = results["rare_gates.table1"]
     cfg = table1["config"]
     n = table1["init"].shape[0]
     G = E.gamma_of(table1["sgd"]["angle"][-1], cfg["b"], cfg["eta"])
@@ -509,7 +445,9 @@ def test_table1_t400(audit, table1):
     reading=READING_OWN + "; 'amplitude' of a unit read as omega_i = a_i |w_i| (the "
     "paper's amplitude B = omega_1 + omega_2); the paper's 7 records and ours compared by Fisher exact tests",
 )
-def test_table1_opposite(audit, table1):
+@uses("rare_gates.table1")
+def test_table1_opposite(audit, results):
+    table1 = results["rare_gates.table1"]
     cfg = table1["config"]
     ck = table1["sgd"]["checkpoint"][-1]
     rec = np.isfinite(table1["sgd"]["sgd_recovery"][-1])
@@ -558,7 +496,9 @@ def test_table1_opposite(audit, table1):
     "theirs compared as two estimates, our cluster-bootstrap SE over inits, theirs taken as ours x sqrt(n/64), "
     "|difference| <= 1.96 SE_diff + 0.05 (the rounding of 3.9)",
 )
-def test_fig2_median_offset(audit, table1):
+@uses("rare_gates.table1")
+def test_fig2_median_offset(audit, results):
+    table1 = results["rare_gates.table1"]
     off = E.gd_offsets(table1)  # (2 sources, 4 T, n)
     n = off.shape[2]
     pooled = float(np.nanmedian(off))
@@ -613,7 +553,9 @@ def test_fig2_median_offset(audit, table1):
 
 
 @claim("RG-sim.fig2.law", reading=READING_OWN)
-def test_fig2_hitting_time_law(audit, table1):
+@uses("rare_gates.table1")
+def test_fig2_hitting_time_law(audit, results):
+    table1 = results["rare_gates.table1"]
     x = np.log(1.0 / table1["sgd"]["angle"][1:])
     y = table1["sgd"]["gd_recovery"][1:]
     slopes = np.array([np.polyfit(x[:, i], y[:, i], 1)[0] for i in range(x.shape[1])])
@@ -680,11 +622,6 @@ def test_gd_constructed(audit, perturbation):
     assert fits[1] == [True] * 3
 
 
-@pytest.fixture(scope="module")
-def halving(sweeps):
-    return sweeps.result("rare_gates.halving")
-
-
 @claim(
     "RG-sim.gd.halving",
     reading=READING_OWN + "; risk checked every update (time resolution eta), so changes "
@@ -696,7 +633,9 @@ def halving(sweeps):
         )
     },
 )
-def test_gd_step_halving(audit, halving):
+@uses("rare_gates.halving")
+def test_gd_step_halving(audit, results):
+    halving = results["rare_gates.halving"]
     h = halving["hit"]
     d1, d2 = float(np.max(np.abs(h[0] - h[1]))), float(np.max(np.abs(h[1] - h[2])))
     coarse = np.ceil(h / (10 * np.array(halving["etas"])[:, None]) - 1e-9) * 10 * np.array(halving["etas"])[:, None]
@@ -729,7 +668,9 @@ Z_T2 = E.z_bonferroni(15)  # Table 2: 5 settings x 3 horizons, family-wise 95%
     reading="our own 128 streams per setting, compared with the paper's 128 as two "
     "independent samples (Newcombe interval, Bonferroni over the 15 cells)",
 )
-def test_table2_fractions(audit, table2):
+@uses("rare_gates.table2")
+def test_table2_fractions(audit, results):
+    table2 = results["rare_gates.table2"]
     comps, misses = [], []
     for s in table2:
         n = s["recovery"].size
@@ -775,7 +716,9 @@ def test_table2_fractions(audit, table2):
     "equal t <= 200 and t <= 450 columns) and the share of recoveries after t = 112.1 consistent with the "
     "paper's 0 (Fisher exact, 5%); observed recovery below the frozen-angle reference",
 )
-def test_table2_saturation(audit, table2):
+@uses("rare_gates.table2")
+def test_table2_saturation(audit, results):
+    table2 = results["rare_gates.table2"]
     late_200 = sum(int(np.sum(s["recovery"] > 200 + 1e-9)) for s in table2)
     late_112 = sum(int(np.sum(s["recovery"] > 112.1 + 1e-9)) for s in table2)
     n_rec = sum(_count(s["recovery"]) for s in table2)
@@ -849,7 +792,13 @@ def test_table2_saturation(audit, table2):
 
 
 @claim("RG-sim.disfirst")
-def test_recovery_follows_disagreement(audit, table1, table2, grid, weight_decay, cor5):
+@uses("rare_gates.table1", "rare_gates.table2", "rare_gates.grid", "rare_gates.weight_decay", "rare_gates.cor5")
+def test_recovery_follows_disagreement(audit, results):
+    table1 = results["rare_gates.table1"]
+    table2 = results["rare_gates.table2"]
+    grid = results["rare_gates.grid"]
+    weight_decay = results["rare_gates.weight_decay"]
+    cor5 = results["rare_gates.cor5"]
     groups = {
         "Table 1 target SGD": [
             (table1[s]["sgd_recovery"].ravel(), table1[s]["sgd_first"].ravel()) for s in ("sgd", "gd")
@@ -886,7 +835,9 @@ def test_recovery_follows_disagreement(audit, table1, table2, grid, weight_decay
 
 
 @claim("RG-sim.T2.unrecdis", reading="two-sample comparison with the paper's 6 of 348 (Fisher exact, 5%)")
-def test_table2_unrecovered_disagreements(audit, table2):
+@uses("rare_gates.table2")
+def test_table2_unrecovered_disagreements(audit, results):
+    table2 = results["rare_gates.table2"]
     unrec = sum(int(np.sum(~np.isfinite(s["recovery"]))) for s in table2)
     dis = sum(int(np.sum(~np.isfinite(s["recovery"]) & (s["disagreements"] > 0))) for s in table2)
     p = E.fisher_p(dis, unrec, 6, 348)
@@ -907,13 +858,10 @@ def test_table2_unrecovered_disagreements(audit, table2):
     assert p >= 0.05 and dis / unrec < 0.1
 
 
-@pytest.fixture(scope="module")
-def extended(sweeps):
-    return sweeps.result("rare_gates.extended")
-
-
 @claim("RG-sim.T2.extended")
-def test_extended_precision(audit, extended, sizes):
+@uses("rare_gates.extended")
+def test_extended_precision(audit, sizes, results):
+    extended = results["rare_gates.extended"]
     n = sum(e["ids"].size for e in extended)
     same_rec = all(np.array_equal(e["f64_recovery"], e["ext_recovery"], equal_nan=True) for e in extended)
     same_first = all(np.array_equal(e["f64_first"], e["ext_first"], equal_nan=True) for e in extended)
@@ -944,7 +892,9 @@ def test_extended_precision(audit, extended, sizes):
     "(128 streams, every 10 updates) compared with each other and each with the paper's count by Fisher exact "
     "tests",
 )
-def test_repeated_cell_agrees(audit, grid, table2):
+@uses("rare_gates.grid", "rare_gates.table2")
+def test_repeated_cell_agrees(audit, results):
+    grid, table2 = results["rare_gates.grid"], results["rare_gates.table2"]
     cell = next(c for c in grid if c["b"] == 64 and c["delta0"] == 1e-4 and c["eta"] == 0.01)
     row = next(s for s in table2 if s["b"] == 64 and s["delta0"] == 1e-4)
     k1, n1 = _count(cell["recovery"]), cell["recovery"].size
@@ -983,7 +933,9 @@ def test_repeated_cell_agrees(audit, grid, table2):
     reading="the angle at t = 100 of the streams of the (b = 16, delta0 = 1e-4) setting that "
     "neither recovered nor sampled a disagreement; compared after rounding to the paper's two digits",
 )
-def test_unrecovered_angle_decay(audit, paths):
+@uses("rare_gates.paths")
+def test_unrecovered_angle_decay(audit, results):
+    paths = results["rare_gates.paths"]
     p = next(q for q in paths if q["b"] == 16 and q["delta0"] == 1e-4)
     quiet = ~np.isfinite(p["recovery"]) & ~np.isfinite(p["first"])
     i100 = int(np.argmin(np.abs(p["t"] - 100.0)))
@@ -1050,7 +1002,9 @@ def test_unrecovered_angle_decay(audit, paths):
     reading="'~' read as within 5% (the paper gives two significant digits); the resolution "
     "time is the first check with angle <= 1e-15, median over undisturbed streams",
 )
-def test_angle_floor(audit, paths):
+@uses("rare_gates.paths")
+def test_angle_floor(audit, results):
+    paths = results["rare_gates.paths"]
     result = {}
     for p in paths:
         quiet = ~np.isfinite(p["recovery"]) & ~np.isfinite(p["first"])
@@ -1112,7 +1066,9 @@ def _grid_counts(grid):
     "alone fits the 24 cells (binomial isotonic fit; parametric-bootstrap deviance test, p >= 0.05) and the "
     "Spearman rank correlation of Gamma and the fraction is at least 0.9",
 )
-def test_fig3a_function_of_gamma(audit, grid, table1):
+@uses("rare_gates.grid", "rare_gates.table1")
+def test_fig3a_function_of_gamma(audit, results):
+    grid, table1 = results["rare_gates.grid"], results["rare_gates.table1"]
     G, k, n = _grid_counts(grid)
     test = E.monotone_in_gamma_test(G, k, n)
     rho = float(stats.spearmanr(G, k / n)[0])
@@ -1161,7 +1117,9 @@ def test_fig3a_function_of_gamma(audit, grid, table1):
 
 
 @claim("RG-sim.fig3a.poisson")
-def test_fig3a_poisson_reference(audit, grid):
+@uses("rare_gates.grid")
+def test_fig3a_poisson_reference(audit, results):
+    grid = results["rare_gates.grid"]
     G, k, n = _grid_counts(grid)
     ref = E.poisson_reference(G)
     lo = np.array([E.wilson(a, b)[0] for a, b in zip(k, n)])
@@ -1198,7 +1156,9 @@ def test_fig3a_poisson_reference(audit, grid):
     reading="two-sample comparison of each cell with the paper's 5/64 and 60/64 "
     "(the counts behind 8% and 94%; Newcombe interval, Bonferroni over the two cells)",
 )
-def test_fig3a_batch(audit, grid):
+@uses("rare_gates.grid")
+def test_fig3a_batch(audit, results):
+    grid = results["rare_gates.grid"]
     cells = {c["b"]: c for c in grid if c["delta0"] == 1e-4 and c["eta"] == 0.01}
     z = E.z_bonferroni(2)
     ks = {b: _count(c["recovery"]) for b, c in cells.items()}
@@ -1226,7 +1186,9 @@ def test_fig3a_batch(audit, grid):
     reading="our cells' kappa_eff intervals (from 95% Wilson intervals, Bonferroni over "
     "the interior cells) must meet [0.49, 1.49]; the count below one is compared with ten of 12 (Fisher, 5%)",
 )
-def test_fig3a_kappa(audit, grid):
+@uses("rare_gates.grid")
+def test_fig3a_kappa(audit, results):
+    grid = results["rare_gates.grid"]
     G, k, n = _grid_counts(grid)
     inner = (k > 0) & (k < n)
     z = E.z_bonferroni(int(inner.sum()))
@@ -1271,7 +1233,9 @@ def test_fig3a_kappa(audit, grid):
     "RG-sim.fig3a.conditional",
     reading="no cell's 95% Wilson interval (Bonferroni over the cells with a sampled disagreement) lies below 0.81",
 )
-def test_fig3a_conditional(audit, grid):
+@uses("rare_gates.grid")
+def test_fig3a_conditional(audit, results):
+    grid = results["rare_gates.grid"]
     rows = []
     for c in grid:
         dis = c["disagreements"] > 0
@@ -1307,7 +1271,9 @@ def test_fig3a_conditional(audit, grid):
     reading=READING_OWN + "; trajectory = our first D0 draw at T = 400 (eta = 1e-3, "
     "b = 16); source slope over its checkpoints T = 100..400; GD over t >= 5 with angle < 1e-3; SGD over t >= 10",
 )
-def test_fig1_slopes(audit, table1):
+@uses("rare_gates.table1")
+def test_fig1_slopes(audit, results):
+    table1 = results["rare_gates.table1"]
     tr = E.trajectory(table1)
     src = E.log_slope(tr["source_t"], tr["source_angle"], tr["source_t"] >= 100)
     gd = E.log_slope(tr["t"], tr["gd_angle"], (tr["t"] >= 5) & (tr["gd_angle"] < 1e-3))
@@ -1359,7 +1325,9 @@ def _late_first(weight_decay) -> tuple[dict, int]:
 
 
 @claim("RG-sim.A20.wdfirst", reading=READING_A20)
-def test_weight_decay_first_disagreements_ours(audit, weight_decay):
+@uses("rare_gates.weight_decay")
+def test_weight_decay_first_disagreements_ours(audit, results):
+    weight_decay = results["rare_gates.weight_decay"]
     late, n = _late_first(weight_decay)
     w01 = next(w for w in weight_decay if w["lam"] == 0.01)
     p = E.fisher_p(late[0.01], n, 0, PAPER_A20_RUNS)
@@ -1421,7 +1389,9 @@ def test_weight_decay_first_disagreements_ours(audit, weight_decay):
         "runs) of the weight-decay controls is not stated in the text; a smaller Gamma would make 'none' likely."
     ),
 )
-def test_weight_decay_first_disagreements_paper(weight_decay):
+@uses("rare_gates.weight_decay")
+def test_weight_decay_first_disagreements_paper(results):
+    weight_decay = results["rare_gates.weight_decay"]
     late, n = _late_first(weight_decay)
     p = E.fisher_p(late[0.01], n, 0, PAPER_A20_RUNS)
     paper_claim(
@@ -1436,7 +1406,9 @@ def test_weight_decay_first_disagreements_paper(weight_decay):
     reading=READING_A20 + "; 'plateaus through H = 1000' checked as no recovery in "
     "(H/2, H]; 'keeps accumulating' as a Wilson-significant gain over (H/2, H] at lambda = 0",
 )
-def test_weight_decay_plateau(audit, weight_decay):
+@uses("rare_gates.weight_decay")
+def test_weight_decay_plateau(audit, results):
+    weight_decay = results["rare_gates.weight_decay"]
     out = {}
     for w in weight_decay:
         n, H = w["recovery"].size, w["horizon"]
@@ -1498,7 +1470,9 @@ Z_NOISE = E.z_bonferroni(7)  # seven noise settings compared with the paper's va
     reading=READING_A20 + "; the paper's fractions read as k/128 and compared as "
     "independent samples (Newcombe, Bonferroni over the 7 settings)",
 )
-def test_parameter_noise(audit, noise, weight_decay):
+@uses("rare_gates.noise", "rare_gates.weight_decay")
+def test_parameter_noise(audit, results):
+    noise, weight_decay = results["rare_gates.noise"], results["rare_gates.weight_decay"]
     comps = {}
     for z in noise:
         n = z["recovery"].size
@@ -1536,7 +1510,9 @@ def test_parameter_noise(audit, noise, weight_decay):
     reading=READING_A20 + "; 'of this order' read as within a factor 3 of 5.8 s; "
     "'continues to increase' as a Wilson-significant gain over (H/2, H] at s = 1e-7",
 )
-def test_noise_angle_scale(audit, noise):
+@uses("rare_gates.noise")
+def test_noise_angle_scale(audit, results):
+    noise = results["rare_gates.noise"]
     ratios, angles_by_s = {}, {}
     for z in noise:
         if z["mode"] != "independent":
@@ -1595,7 +1571,9 @@ def _half_times(joint, rows=None) -> np.ndarray:
     reading=READING_OWN + "; ours and the paper's T_1/2 compared as two estimates: our "
     "cluster-bootstrap SE over inits, the paper's SE taken as ours x sqrt(n/64), z Bonferroni over the 5 etas",
 )
-def test_joint_half_times(audit, joint):
+@uses("rare_gates.joint")
+def test_joint_half_times(audit, results):
+    joint = results["rare_gates.joint"]
     n = joint["init"].shape[0]
     half = _half_times(joint)
     rng = np.random.Generator(np.random.Philox(key=np.array([E.SEEDS["bootstrap"], 2], dtype=np.uint64)))
@@ -1633,7 +1611,9 @@ def test_joint_half_times(audit, joint):
     "across eta (chi-square with 4 df at 5% on bootstrap SEs, conservative for the positively correlated "
     "estimates that share inits)",
 )
-def test_joint_collapse(audit, joint):
+@uses("rare_gates.joint")
+def test_joint_collapse(audit, results):
+    joint = results["rare_gates.joint"]
     n = joint["init"].shape[0]
     b, times = joint["b"], joint["times"]
     fresh = joint["recovered"][:, 0, :].all()
@@ -1699,7 +1679,9 @@ def test_joint_collapse(audit, joint):
     "eta gives more (Fisher, p < 0.01); 5x the horizon must gain less than 4x the batch; equal N b at N <= 1/eta "
     "gives equal first-disagreement probability (Fisher p >= 0.05) and a quarter of it gives less (p < 0.01)",
 )
-def test_corollary5_design(audit, cor5):
+@uses("rare_gates.cor5")
+def test_corollary5_design(audit, results):
+    cor5 = results["rare_gates.cor5"]
     budget = [(a["b"], a["eta"], E.recovered_by(a["recovery"], 200), a["recovery"].size) for a in cor5["budget"]]
     table = np.array([[k, n - k] for _, _, k, n in budget])
     p_hom = float(stats.chi2_contingency(table)[1])
