@@ -722,3 +722,41 @@ def test_plugin_inert_without_claims(pytester, temp_registry, no_git):
     result = pytester.runpytest_inprocess("-p", "verify.plugin", "--report-dir", "rep", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     assert not (pytester.path / "rep").exists()
+
+
+# ------------------------------------------------------------------ @uses and the results mapping
+def test_uses_validates_experiment_names():
+    from verify.audit import uses
+
+    assert uses("rare_gates.table2", "rare_gates.grid").args == ("rare_gates.table2", "rare_gates.grid")
+    with pytest.raises(ValueError, match="unknown experiment 'rare_gates.tabel2'"):
+        uses("rare_gates.tabel2")
+    with pytest.raises(ValueError, match="in full"):
+        uses("table2")
+    with pytest.raises(ValueError, match="at least one"):
+        uses()
+
+
+class _FakeSweeps:
+    def __init__(self, cells: dict):
+        self.cells, self.read = cells, []
+
+    def has_cells(self, name):
+        return self.cells[name]
+
+    def result(self, name):
+        self.read.append(name)
+        return {"name": name}
+
+
+def test_results_reads_declared_experiments_only():
+    from verify.sweeps import Results
+
+    fake = _FakeSweeps({"rare_gates.table2": True, "rare_gates.joint": False})
+    res = Results(fake, ("rare_gates.table2", "rare_gates.joint"), "verify/x.py::test_y")
+    assert res["rare_gates.table2"] == {"name": "rare_gates.table2"}
+    with pytest.raises(KeyError, match="without declaring it: add it to @uses"):
+        res["rare_gates.grid"]
+    with pytest.raises(pytest.skip.Exception, match="rare_gates.joint has no cells at these sizes"):
+        res["rare_gates.joint"]
+    assert fake.read == ["rare_gates.table2"]
