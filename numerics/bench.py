@@ -39,12 +39,22 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numba
 import numpy as np
 
-WORKLOAD = {"delta0": 1e-5, "eta": 0.01, "lam": 0.05, "horizon": 200.0, "check_every": 10, "threshold": 0.4, "seed": 0}
+WORKLOAD: dict[str, Any] = {
+    "delta0": 1e-5,
+    "eta": 0.01,
+    "lam": 0.05,
+    "horizon": 200.0,
+    "check_every": 10,
+    "threshold": 0.4,
+    "seed": 0,
+}
 BATCHES = (1, 16, 64)
 STREAMS = {1: 2048, 16: 256, 64: 128}  # about 4e7-1.6e8 inputs each: a few tenths of a second
 GD_ROWS = 64
@@ -73,7 +83,7 @@ def run_sgd(b: int, S: int, threads: int) -> tuple[float, int, list]:
     from numerics.rare_gates import sim_kernels as K
 
     theta0, st, ns = _setup(S)
-    outs = [np.empty((S, 6)), np.empty((S, 4), np.uint64), np.empty((S, 4), np.uint64)]
+    outs: list[np.ndarray] = [np.empty((S, 6)), np.empty((S, 4), np.uint64), np.empty((S, 4), np.uint64)]
     outs += [np.empty(S, np.int64) for _ in range(4)] + [np.empty((S, 0, 2))]
     chunk = K.LANES * math.ceil(math.ceil(S / threads) / K.LANES)
     old = numba.get_num_threads()
@@ -144,7 +154,7 @@ def _best(fn, repeat: int):
 
 def measure_numba(repeat: int, scale: float) -> list[dict]:
     """Rows ``{name, b, threads, streams, seconds, inputs, inputs_per_s, inputs_per_s_per_thread}``."""
-    all_threads = numba.config.NUMBA_NUM_THREADS
+    all_threads = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]  # set at import from the environment
     thread_counts = (1,) if all_threads == 1 else (1, all_threads)
     run_sgd(1, 16, 1)  # warm-up: compile or load the cache
     rows = []
@@ -269,7 +279,7 @@ def benchmark(repeat: int = 3, scale: float = 1.0, with_c: bool = True) -> dict:
         "workload": WORKLOAD,
         "machine": {
             "cpu_count": os.cpu_count(),
-            "numba_threads": numba.config.NUMBA_NUM_THREADS,
+            "numba_threads": numba.config.NUMBA_NUM_THREADS,  # type: ignore[attr-defined]
             "numba": numba.__version__,
             "python": platform.python_version(),
             "processor": platform.processor() or platform.machine(),
@@ -300,7 +310,7 @@ def _render(res: dict) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point; returns the exit status."""
     p = argparse.ArgumentParser(
         prog="python -m numerics.bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter

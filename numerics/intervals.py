@@ -25,12 +25,18 @@ from __future__ import annotations
 
 import decimal
 import numbers
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from fractions import Fraction
+from typing import Any, TypeAlias
 
 import mpmath
 import sympy as sp
 from mpmath import iv
+
+# A real number held exactly (a float as its binary value); an exact level (a str is a decimal taken exactly).
+_Real: TypeAlias = "mpmath.mpf | sp.Rational | Fraction | decimal.Decimal | float"
+_Exact: TypeAlias = "str | int | Fraction | mpmath.mpf | sp.Expr"
 
 _IV_FUNCS = {
     "mpf": iv.mpf,
@@ -47,7 +53,7 @@ _IV_FUNCS = {
 
 
 @contextmanager
-def iv_workdps(dps: int):
+def iv_workdps(dps: int) -> Iterator[None]:
     """Temporarily set the interval context's precision (mpmath's ``iv`` has no workdps)."""
     saved = iv.prec
     iv.dps = dps
@@ -57,7 +63,7 @@ def iv_workdps(dps: int):
         iv.prec = saved
 
 
-def bounds(e) -> tuple[mpmath.mpf, mpmath.mpf]:
+def bounds(e: Any) -> tuple[mpmath.mpf, mpmath.mpf]:
     """The end points of an interval as exact mpf values (no rounding on conversion).
 
     >>> bounds(iv.mpf([1, 2]))
@@ -124,7 +130,7 @@ def _binary_ratio(x, name: str = "x") -> tuple[int, int] | str:
     return (man << exp, 1) if exp >= 0 else (man, 1 << -exp)
 
 
-def directed_str(x, digits: int, up: bool) -> str:
+def directed_str(x: _Real, digits: int, up: bool) -> str:
     """``x`` as a decimal of at most ``digits`` significant digits, rounded exactly towards +inf (``up``) or -inf.
 
     The rounding is exact (``decimal`` division of the mpf's integer mantissa by its power
@@ -159,7 +165,7 @@ def directed_str(x, digits: int, up: bool) -> str:
     return str(ctx.divide(decimal.Decimal(num), decimal.Decimal(den))).replace("E", "e")
 
 
-def directed_fixed_str(x, places: int, up: bool) -> str:
+def directed_fixed_str(x: _Real, places: int, up: bool) -> str:
     """``x`` with exactly ``places`` decimals, rounded exactly towards +inf (``up``) or -inf.
 
     >>> directed_fixed_str(mpmath.mpf(2) / 3, 3, up=False), directed_fixed_str(mpmath.mpf(2) / 3, 3, up=True)
@@ -192,7 +198,7 @@ def _ordered(lo, hi) -> None:
         raise ValueError(f"lo must not exceed hi; got lo={lo!r}, hi={hi!r}")
 
 
-def format_enclosure(lo, hi, digits: int) -> tuple[str, str]:
+def format_enclosure(lo: _Real, hi: _Real, digits: int) -> tuple[str, str]:
     """(lo rounded down, hi rounded up), each with at most ``digits`` significant digits.
 
     Exact (see :func:`directed_str`): every number in [lo, hi] lies in the printed interval,
@@ -210,7 +216,7 @@ def format_enclosure(lo, hi, digits: int) -> tuple[str, str]:
     return directed_str(lo, digits, up=False), directed_str(hi, digits, up=True)
 
 
-def format_enclosure_fixed(lo, hi, places: int) -> tuple[str, str]:
+def format_enclosure_fixed(lo: _Real, hi: _Real, places: int) -> tuple[str, str]:
     """(lo rounded down, hi rounded up), each with exactly ``places`` decimals (exact rounding).
 
     >>> format_enclosure_fixed(mpmath.mpf(1) / 3, mpmath.mpf(2) / 3, 4)
@@ -220,7 +226,7 @@ def format_enclosure_fixed(lo, hi, places: int) -> tuple[str, str]:
     return directed_fixed_str(lo, places, up=False), directed_fixed_str(hi, places, up=True)
 
 
-def interval_str(e, digits: int) -> str:
+def interval_str(e: Any, digits: int) -> str:
     """An mpmath ``iv`` interval as ``"[lo, hi]"``, rounded outward to ``digits`` significant digits.
 
     >>> interval_str(iv.mpf(2) / 3, 5)
@@ -261,7 +267,7 @@ def _bits(e) -> int:
     return max(lo_raw[3], hi_raw[3], 0)
 
 
-def certainly_below(e, x) -> bool:
+def certainly_below(e: Any, x: _Exact) -> bool:
     """True when every point of interval ``e`` is strictly below the exact number ``x``.
 
     ``x`` may be a string (a decimal such as '0.4' is taken exactly), int, Fraction, mpf
@@ -277,7 +283,7 @@ def certainly_below(e, x) -> bool:
     return hi < _level_bounds(x, _bits(e))[0]
 
 
-def certainly_above(e, x) -> bool:
+def certainly_above(e: Any, x: _Exact) -> bool:
     """True when every point of interval ``e`` is strictly above the exact number ``x`` (see :func:`certainly_below`).
 
     >>> certainly_above(iv.mpf([0.5, 1]), "0.4"), certainly_above(iv.mpf([0.5, 1]), "1/2")
@@ -302,7 +308,7 @@ def _check_dps(dps):
         raise ValueError(f"dps (decimal digits) must be an integer >= 1; got {dps!r}")
 
 
-def value(expr, dps: int = 50, subs: dict | None = None) -> mpmath.mpf:
+def value(expr: sp.Expr | str | float, dps: int = 50, subs: dict | None = None) -> mpmath.mpf:
     """``expr`` (closed, after ``subs``) as an mpf correct to ``dps`` significant digits."""
     _check_dps(dps)
     e = sp.sympify(expr).subs(subs or {})
@@ -312,7 +318,7 @@ def value(expr, dps: int = 50, subs: dict | None = None) -> mpmath.mpf:
         return mpmath.mpf(sp.N(e, dps + 10))
 
 
-def enclose(expr, dps: int = 50, subs: dict | None = None):
+def enclose(expr: sp.Expr | str | float, dps: int = 50, subs: dict | None = None) -> Any:
     """A certified interval (mpmath ``iv`` mpi) containing the exact value of ``expr``.
 
     ``subs`` values that are exact (SymPy Rational/Integer) stay exact: they are
@@ -348,7 +354,7 @@ def _bracket_point(x, name: str, prec: int) -> mpmath.mpf:
     return out
 
 
-def certified_decreasing_root(f_iv, level, lo, hi, dps: int = 50):
+def certified_decreasing_root(f_iv: Callable[[Any], Any], level: Any, lo: _Real, hi: _Real, dps: int = 50) -> Any:
     """Enclose the unique root of f(x) = level on [lo, hi] for f strictly decreasing there.
 
     ``f_iv`` maps an interval to an enclosure of f over it; ``level`` is an ``iv``

@@ -25,14 +25,14 @@ import numpy as np
 MAX_PERTURB = 1e-6  # a "rounding-sized" change: anything larger is a different start, not a robustness check
 
 
-def check_perturbation(rel) -> float:
+def check_perturbation(rel: float) -> float:
     """``rel`` as a float in [0, 1e-6], else a ValueError naming the parameter."""
     if isinstance(rel, bool) or not isinstance(rel, (int, float, np.floating)) or not (0 <= rel <= MAX_PERTURB):
         raise ValueError(f"perturb must be a relative size in [0, {MAX_PERTURB:g}]; got {rel!r}")
     return float(rel)
 
 
-def perturb_relative(x, rel, *key):
+def perturb_relative(x: np.ndarray, rel: float, *key: str | int) -> np.ndarray:
     """``x (1 + rel g)``, g standard normal from a generator keyed by ``key`` (strings and integers).
 
     Returns ``x`` itself when ``rel`` is 0 (no copy, no change). Zero entries stay zero, as

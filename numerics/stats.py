@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+import numpy.typing as npt
 from scipy import special, stats
 
 Z95 = 1.959963984540054  # two-sided 95% quantile Phi^-1(0.975) = 1.95996398454005424 to 1 ulp (the audit's constant)
@@ -123,7 +124,7 @@ def _wilson_arrays(k: np.ndarray, n: int, z: float) -> tuple[np.ndarray, np.ndar
     return lo, hi
 
 
-def wilson_intervals(k, n: int, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
+def wilson_intervals(k: npt.ArrayLike, n: int, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
     """Wilson intervals of ``k/n`` for an array of counts ``k`` at once (lower ends, upper ends).
 
     The same values as :func:`wilson_interval` count by count, without its per-call cost.
@@ -370,7 +371,7 @@ def power_two_sample(
     return float(np.clip(pmf1 @ reject.astype(float) @ pmf2, 0.0, 1.0))
 
 
-def power_of_region(n: int, p: float, reject) -> float:
+def power_of_region(n: int, p: float, reject: npt.ArrayLike) -> float:
     """Exact power ``P(k in reject)`` of a test of one count ``k ~ Bin(n, p)``; ``reject``: booleans over k = 0..n.
 
     >>> power_of_region(2, 0.5, [True, False, True])

@@ -38,6 +38,7 @@ import csv
 import io
 import json
 import sys
+from collections.abc import Iterable, Sequence
 
 import mpmath
 
@@ -53,7 +54,7 @@ def _sig(x, digits: int) -> str:
     return mpmath.nstr(x, digits, strip_zeros=False, min_fixed=-mpmath.inf, max_fixed=mpmath.inf)
 
 
-def wcr_table(depths=None, digits: int = 12, certify: bool = False) -> list[dict]:
+def wcr_table(depths: Iterable[int] | None = None, digits: int = 12, certify: bool = False) -> list[dict]:
     """Rows {L, y, gamma_wcr, ratio_to_2[, enclosure]} for ``depths`` (default: the paper's).
 
     Values are decimal strings rounded to nearest at ``digits`` significant digits;
@@ -86,7 +87,7 @@ def _cell(row, key) -> str:
     return f"[{val[0]}, {val[1]}]" if key == "enclosure" else str(val)
 
 
-def render(rows, fmt: str) -> str:
+def render(rows: list[dict], fmt: str) -> str:
     """The rows as ``text``, ``markdown``, ``csv`` or ``json``."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}; got {fmt!r}")
@@ -150,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     depths = list(range(2, args.L_max + 1)) if args.L_max is not None else args.L

@@ -203,19 +203,24 @@ class Audit:
         self.powers.append({"power": p, "alternative": alternative.strip(), "method": method.strip(), "label": label})
 
     def figure(self, fig, name: str) -> Path | None:
-        """Save a matplotlib figure as ``figures/<name>.png`` beside the report and link it.
+        """Save a matplotlib figure as ``figures/<name>.png`` beside the report, link it, and close it.
 
         Returns the path written, or None when this run has no report directory.
         """
         if not name or any(ch in name for ch in "/\\ "):
             raise ValueError(f"name must be a plain file stem without spaces or slashes; got {name!r}")
-        if self.figures_dir is None:
-            return None
-        self.figures_dir.mkdir(parents=True, exist_ok=True)
-        path = self.figures_dir / f"{name}.png"
-        fig.savefig(path, dpi=120, bbox_inches="tight")
-        self.figures.append(f"figures/{name}.png")
-        return path
+        from numerics.plotting import plt
+
+        try:
+            if self.figures_dir is None:
+                return None
+            self.figures_dir.mkdir(parents=True, exist_ok=True)
+            path = self.figures_dir / f"{name}.png"
+            fig.savefig(path, dpi=120, bbox_inches="tight")
+            self.figures.append(f"figures/{name}.png")
+            return path
+        finally:
+            plt.close(fig)
 
 
 def rounds_to(ours, quoted: str) -> bool:

@@ -101,7 +101,14 @@ def sweep_store(config) -> Path | None:
 
 
 def pytest_configure(config):
-    config.stash[_STATE_KEY] = {"results": {}, "audits": {}, "claims_seen": False, "sweeps": None, "instruments": {}, "prefetched": False}
+    config.stash[_STATE_KEY] = {
+        "results": {},
+        "audits": {},
+        "claims_seen": False,
+        "sweeps": None,
+        "instruments": {},
+        "prefetched": False,
+    }
     _check_sweep_options(config)
 
 

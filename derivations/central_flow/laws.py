@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -66,12 +67,12 @@ def vec(*mats: sp.Matrix) -> sp.Matrix:
     return sp.Matrix([x for M in mats for x in M])
 
 
-def gradient(expr: sp.Expr, theta) -> sp.Matrix:
+def gradient(expr: sp.Expr, theta: Iterable[sp.Basic]) -> sp.Matrix:
     """The gradient of ``expr`` in ``theta`` as a column."""
     return sp.Matrix([sp.diff(expr, t) for t in theta])
 
 
-def directional(expr: sp.Expr, theta, direction) -> sp.Expr:
+def directional(expr: sp.Expr, theta: Iterable[sp.Basic], direction: Iterable[sp.Expr]) -> sp.Expr:
     """D_direction expr = sum_i direction_i d expr / d theta_i."""
     return sp.expand(sum((d * sp.diff(expr, t) for t, d in zip(theta, direction)), sp.Integer(0)))
 
@@ -228,7 +229,7 @@ class Jet:
         return sp.expand(sp.diff(self.F_z, self.z[a]).subs(dict(zip(self.z, phi)), simultaneous=True))
 
 
-def generic_loss(phi, order: int = 2, name: str = "F") -> Jet:
+def generic_loss(phi: Sequence[sp.Expr], order: int = 2, name: str = "F") -> Jet:
     """L = F(phi) for an arbitrary F, as a jet of ``order`` (1, 2 or 3) at the base c.
 
     Apply ``.base`` (c -> phi(theta)) after differentiating in theta.
@@ -274,7 +275,7 @@ def gradient_flow_rate(model: Model, law: str, order: int = 1) -> sp.Expr:
     return sp.expand(-(g_law.T * g_loss)[0])
 
 
-def hessian(expr: sp.Expr, theta) -> sp.Matrix:
+def hessian(expr: sp.Expr, theta: Iterable[sp.Basic]) -> sp.Matrix:
     """The Hessian of ``expr`` in ``theta``."""
     return sp.hessian(expr, list(theta))
 
@@ -299,7 +300,7 @@ def hessian_split(model: Model, order: int = 2) -> tuple[sp.Matrix, sp.Matrix, s
     return H, Hp, Hc.applyfunc(sp.expand)
 
 
-def central_flow_velocity(loss: sp.Expr, theta, Sigma: sp.Matrix) -> sp.Matrix:
+def central_flow_velocity(loss: sp.Expr, theta: Sequence[sp.Basic], Sigma: sp.Matrix) -> sp.Matrix:
     """theta' = -eta grad L - (eta/2) grad_theta <H(theta), Sigma> with Sigma held fixed (Section 3)."""
     H = hessian(loss, theta)
     pairing = sp.expand((H * Sigma).trace())

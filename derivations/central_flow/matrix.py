@@ -32,6 +32,7 @@ and Psi' = -eta sym(B~).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
 
 import sympy as sp
@@ -75,7 +76,7 @@ def dphi(U: sp.Matrix, V: sp.Matrix, dU: sp.Matrix, dV: sp.Matrix) -> sp.Matrix:
     return dU * V.T + U * dV.T
 
 
-def pairing(H: sp.Matrix, deltas) -> sp.Expr:
+def pairing(H: sp.Matrix, deltas: Iterable[tuple[sp.Matrix, sp.Matrix]]) -> sp.Expr:
     """<H, Sigma> = sum_k delta_k^T H delta_k for Sigma = sum_k delta_k delta_k^T."""
     total = sp.Integer(0)
     for dU, dV in deltas:
@@ -84,7 +85,7 @@ def pairing(H: sp.Matrix, deltas) -> sp.Expr:
     return sp.expand(total)
 
 
-def contractions(U: sp.Matrix, V: sp.Matrix, deltas) -> dict[str, sp.Matrix]:
+def contractions(U: sp.Matrix, V: sp.Matrix, deltas: Iterable[tuple[sp.Matrix, sp.Matrix]]) -> dict[str, sp.Matrix]:
     """P_U, P_V, R_U, R_V, N, N' (Appendix C; N, N' as reconstructed in the module docstring)."""
     r = U.shape[1]
     R_U, R_V, N, Np = (sp.zeros(r, r) for _ in range(4))
@@ -96,14 +97,14 @@ def contractions(U: sp.Matrix, V: sp.Matrix, deltas) -> dict[str, sp.Matrix]:
     return {"P_U": U.T * U, "P_V": V.T * V, "R_U": R_U, "R_V": R_V, "N": N, "N'": Np}
 
 
-def breaking_matrix(U: sp.Matrix, V: sp.Matrix, deltas) -> sp.Matrix:
+def breaking_matrix(U: sp.Matrix, V: sp.Matrix, deltas: Iterable[tuple[sp.Matrix, sp.Matrix]]) -> sp.Matrix:
     """B~ = P_U R_V + R_V P_U - P_V R_U - R_U P_V + 2 (N - N') (Appendix C, boxed)."""
     c = contractions(U, V, deltas)
     B = c["P_U"] * c["R_V"] + c["R_V"] * c["P_U"] - c["P_V"] * c["R_U"] - c["R_U"] * c["P_V"]
     return (B + 2 * (c["N"] - c["N'"])).applyfunc(sp.expand)
 
 
-def commutator_expectation(U: sp.Matrix, V: sp.Matrix, deltas) -> sp.Matrix:
+def commutator_expectation(U: sp.Matrix, V: sp.Matrix, deltas: Iterable[tuple[sp.Matrix, sp.Matrix]]) -> sp.Matrix:
     """E[[delta_V^T V, delta_U^T U]], the paper's expression for N - N'."""
     r = U.shape[1]
     out = sp.zeros(r, r)

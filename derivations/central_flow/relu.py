@@ -28,6 +28,7 @@ False
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from functools import cache
 
 import sympy as sp
@@ -49,7 +50,7 @@ def _gate(gates, i: int) -> sp.Matrix:
     return sp.diag(*gates[i])
 
 
-def region_loss(U, V, X, Y, gates) -> sp.Expr:
+def region_loss(U: sp.Matrix, V: sp.Matrix, X: sp.Matrix, Y: sp.Matrix, gates: Sequence[Sequence[int]]) -> sp.Expr:
     """L = (1/2) sum_i |U D_i V^T x_i - y_i|^2 with the gates D_i = diag(gates[i]) held fixed."""
     total = sp.Integer(0)
     for i in range(X.shape[0]):
@@ -58,7 +59,13 @@ def region_loss(U, V, X, Y, gates) -> sp.Expr:
     return total / 2
 
 
-def contractions(U, V, X, gates, deltas) -> dict[str, sp.Matrix]:
+def contractions(
+    U: sp.Matrix,
+    V: sp.Matrix,
+    X: sp.Matrix,
+    gates: Sequence[Sequence[int]],
+    deltas: Iterable[tuple[sp.Matrix, sp.Matrix]],
+) -> dict[str, sp.Matrix]:
     """P_U, R_U, Pi, R_alpha, N_e, N'_e (Appendix D; readings in the module docstring)."""
     r = U.shape[1]
     out = {k: sp.zeros(r, r) for k in ("R_U", "Pi", "R_alpha", "N_e", "N'_e")}
@@ -78,7 +85,13 @@ def contractions(U, V, X, gates, deltas) -> dict[str, sp.Matrix]:
     return out
 
 
-def breaking_matrix(U, V, X, gates, deltas) -> sp.Matrix:
+def breaking_matrix(
+    U: sp.Matrix,
+    V: sp.Matrix,
+    X: sp.Matrix,
+    gates: Sequence[Sequence[int]],
+    deltas: Iterable[tuple[sp.Matrix, sp.Matrix]],
+) -> sp.Matrix:
     """B~_ReLU = P_U R_alpha + R_alpha P_U - Pi R_U - R_U Pi + 2 (N_e - N'_e)."""
     c = contractions(U, V, X, gates, deltas)
     B = c["P_U"] * c["R_alpha"] + c["R_alpha"] * c["P_U"] - c["Pi"] * c["R_U"] - c["R_U"] * c["Pi"]
@@ -168,7 +181,7 @@ def gram_rates(n: int, d: int, r: int, N: int, gates: tuple) -> dict[str, sp.Mat
     }
 
 
-def averaged_gradient_gap(loss: sp.Expr, theta, points) -> sp.Matrix:
+def averaged_gradient_gap(loss: sp.Expr, theta: Iterable[sp.Basic], points: Sequence[Sequence[sp.Expr]]) -> sp.Matrix:
     """E[grad L(theta + delta)] - (grad L + (1/2) grad <H, Sigma>) for delta uniform on ``points``.
 
     ``points`` are perturbation vectors with mean 0 (Appendix D, 'Across activation
@@ -196,7 +209,7 @@ def gates_at(V: sp.Matrix, X: sp.Matrix) -> tuple:
     return tuple(tuple(1 if Z[i, j] > 0 else 0 for j in range(Z.shape[1])) for i in range(Z.shape[0]))
 
 
-def fixed_gate_ratio(V: sp.Matrix, X: sp.Matrix, qV: sp.Matrix, sigma2) -> sp.Expr:
+def fixed_gate_ratio(V: sp.Matrix, X: sp.Matrix, qV: sp.Matrix, sigma2: sp.Expr) -> sp.Expr:
     """min_{i,j} |z_ij| / |delta z_ij| with z = X V and delta z = sqrt(sigma^2) X q_V (Figures 3-4).
 
     The fixed-gate condition |z_ij| > sqrt(sigma^2) |q_{v_j}^T x_i| for all (i, j) is this ratio > 1.

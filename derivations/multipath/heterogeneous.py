@@ -29,6 +29,8 @@ Appendix C.6.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 import sympy as sp
 
 sigma = sp.Symbol("sigma_star", positive=True)  # target singular value of the mode
@@ -49,7 +51,7 @@ def _depths(depths):
     return out
 
 
-def hetero_eigenvalue(sigmas, depths) -> sp.Expr:
+def hetero_eigenvalue(sigmas: Iterable[sp.Expr], depths: Iterable[int | sp.Expr]) -> sp.Expr:
     """lambda = sum_h L_h sigma_h^{2-2/L_h} (Eq. (17)).
 
     >>> a, b = sp.symbols("a b", positive=True)
@@ -62,7 +64,7 @@ def hetero_eigenvalue(sigmas, depths) -> sp.Expr:
     )
 
 
-def hetero_d1_hessian(depths) -> dict:
+def hetero_d1_hessian(depths: Sequence[int]) -> dict:
     """d = 1, pathways of the given integer depths, per-layer values a_h: Hessian at zero loss.
 
     ``eigenvalues``: the nonzero eigenvalue is sum_h L_h a_h^{2L_h-2} = (17) at sigma_h = a_h^{L_h}.

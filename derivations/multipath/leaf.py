@@ -36,6 +36,8 @@ Reference: arXiv 2606.05219, Appendix E (Eqs. (53)-(69)); Section 5.1 (the mecha
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import sympy as sp
 
 L = sp.Symbol("L", positive=True)  # depth, L > 2 where the statement needs it
@@ -50,7 +52,7 @@ kappa = sp.Symbol("kappa", positive=True)  # eta (L-1) abar^{L-2}
 A, S = sp.symbols("A S", real=True)  # normal-form coefficient, and r + r' = S r^2
 
 
-def zero_by_exponents(expr, bases=()) -> sp.Expr:
+def zero_by_exponents(expr: sp.Expr, bases: Sequence[sp.Symbol] = ()) -> sp.Expr:
     """Simplify a sum of monomials whose exponents are symbolic: 0 when it vanishes identically.
 
     Each base b in ``bases`` (a positive symbol) becomes exp(log_b); after expansion every term

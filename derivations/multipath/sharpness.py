@@ -30,6 +30,7 @@ Reference: arXiv 2606.05219, Section 4 (Eqs. (13)-(16)); Appendix C (Eqs. (35)-(
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
 
 import sympy as sp
@@ -46,12 +47,12 @@ x, y = sp.symbols("x y", positive=True)  # squared layer values a_hi^2, a_hj^2
 l = sp.Symbol("l", positive=True)  # layer index in the cross-mode sum
 
 
-def p_exponent(depth=L) -> sp.Expr:
+def p_exponent(depth: int | sp.Expr = L) -> sp.Expr:
     """p = 2 - 2/L, the exponent of the mode sharpness (Appendix C.4)."""
     return 2 - 2 / sp.sympify(depth)
 
 
-def mode_eigenvalue(sigmas, depth=L) -> sp.Expr:
+def mode_eigenvalue(sigmas: Iterable[sp.Expr], depth: int | sp.Expr = L) -> sp.Expr:
     """lambda_i = L sum_h sigma_hi^{2-2/L} (Eq. (13)) for the given pathway values.
 
     >>> a, b = sp.symbols("a b", positive=True)
@@ -115,7 +116,7 @@ def full_hessian(d: int, Hn: int, Ln: int, a: tuple, loss: str = "full") -> dict
     for h in range(Hn):
         Pm = _chain(W[h], 0, Ln - 1, eye, R.zero)
         M = [[M[i][j] + Pm[i][j] for j in range(d)] for i in range(d)]
-    a = [[sp.Rational(v) for v in row] for row in a]
+    a = tuple(tuple(sp.Rational(v) for v in row) for row in a)
     sig = [sum(a[h][i] ** Ln for h in range(Hn)) for i in range(d)]
     U, V = P["U"], P["V"]
     Mstar = U * sp.diag(*sig) * V.T

@@ -38,6 +38,7 @@ Reference: arXiv 2606.05219, Section 6, Eqs. (19)-(23); Appendix F, Eqs. (70)-(8
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 import sympy as sp
 
@@ -115,7 +116,7 @@ def map_slope_at_target() -> sp.Expr:
     return sp.simplify(sp.diff(chain_map(), w).subs(w, sigma ** (1 / L)))
 
 
-def g_map(at=u, a=alpha) -> sp.Expr:
+def g_map(at: sp.Expr = u, a: sp.Expr = alpha) -> sp.Expr:
     """The normalised map g_alpha(u) = u + alpha u^{L-1}(1 - u^L) (Eq. (72))."""
     return at + a * at ** (L - 1) * (1 - at**L)
 
@@ -138,7 +139,7 @@ def normalisation_residual() -> sp.Expr:
     return sp.Integer(0) if _zero(d) else sp.simplify(d)
 
 
-def h_factor(at=u) -> sp.Expr:
+def h_factor(at: sp.Expr = u) -> sp.Expr:
     """h(u) = u^{L-2}((2L-1)u^L - (L-1)), so that g_alpha'(u) = 1 - alpha h(u) (Lemma F.1)."""
     return at ** (L - 2) * ((2 * L - 1) * at**L - (L - 1))
 
@@ -179,12 +180,12 @@ def lemma_F1() -> dict:
     }
 
 
-def A_of(at=y):
+def A_of(at: sp.Expr = y) -> sp.Expr:
     """A(y) = (2L-2) y - (L-2) (Appendix F.4)."""
     return (2 * L - 2) * at - (L - 2)
 
 
-def B_of(at=y):
+def B_of(at: sp.Expr = y) -> sp.Expr:
     """B(y) = (2L-1) y - (L-1) (Appendix F.4); B > 0 exactly on y > (L-1)/(2L-1)."""
     return (2 * L - 1) * at - (L - 1)
 
@@ -391,7 +392,7 @@ def gamma_polynomial(depth: int) -> sp.Expr:
     return -f if sp.Poly(f, gamma).LC() < 0 else f
 
 
-def galois_group_of_y(depth: int):
+def galois_group_of_y(depth: int) -> tuple[Any, bool]:
     """Galois group of the (irreducible) polynomial (80) in y; sympy handles degrees <= 6.
 
     For L = 3 it is S_5 (order 120), not solvable: gamma_WCR(3) has no expression in

@@ -434,7 +434,7 @@ def disagreement_probability_2d() -> sp.Expr:
     return sp.simplify(total)
 
 
-def disagreement_probability_sphere(angle, dps: int = 30) -> mpmath.mpf:
+def disagreement_probability_sphere(angle: mpmath.mpf | float, dps: int = 30) -> mpmath.mpf:
     """P(gates of u, v at ``angle`` disagree) for X uniform on the sphere S^2, by mpmath quadrature.
 
     Coordinates adapted to u only: ``u = e3``, ``v = (sin angle, 0, cos angle)``,

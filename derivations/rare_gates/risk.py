@@ -17,12 +17,12 @@ from .symbols import B, delta, lam, omega, omega1, omega2, rho, t
 _alpha, _beta = sp.symbols("alpha beta", nonnegative=True)  # angles of the units to e1
 
 
-def J_of(angle) -> sp.Expr:
+def J_of(angle: sp.Expr) -> sp.Expr:
     """The kernel J evaluated at ``angle``."""
     return J_kernel().subs(t, angle)
 
 
-def target_risk(om1=omega1, om2=omega2, d=delta) -> sp.Expr:
+def target_risk(om1: sp.Expr = omega1, om2: sp.Expr = omega2, d: sp.Expr = delta) -> sp.Expr:
     """R_t(omega1, omega2, delta): target risk of two units at angle ``d``.
 
     >>> sp.simplify(target_risk(d=sp.pi).subs({omega1: 0, omega2: 0}))
@@ -35,7 +35,9 @@ def target_risk(om1=omega1, om2=omega2, d=delta) -> sp.Expr:
     return sp.expand(sp.Rational(1, 2) * (Ef2 - 2 * Efy + Ey2))
 
 
-def source_risk(om1=omega1, om2=omega2, al=_alpha, be=_beta, d=delta) -> sp.Expr:
+def source_risk(
+    om1: sp.Expr = omega1, om2: sp.Expr = omega2, al: sp.Expr = _alpha, be: sp.Expr = _beta, d: sp.Expr = delta
+) -> sp.Expr:
     """R_s: source risk, units at angles ``al`` and ``be`` to e1 and ``d`` to each other.
 
     >>> source_risk(0, 0, 0, 0, 0)
@@ -140,7 +142,7 @@ def good_risk_level() -> tuple[sp.Expr, dict]:
 _GOOD_RISK_BINDING_LEVEL = sp.Rational(3, 10)
 
 
-def good_risk_threshold_lambda(level=_GOOD_RISK_BINDING_LEVEL) -> sp.Expr:
+def good_risk_threshold_lambda(level: sp.Expr = _GOOD_RISK_BINDING_LEVEL) -> sp.Expr:
     """The weight decay at which R_good reaches ``level`` (Appendix 13: binding condition R_good < 0.3).
 
     >>> sp.simplify(good_risk_threshold_lambda() - sp.sqrt(4/sp.pi**2 - sp.Rational(7, 20)))

@@ -1,8 +1,9 @@
 """Figures 1-4 of the central-flow paper (arXiv 2611.06718), redrawn from our runs.
 
 Each function takes plain per-draw records (dicts of arrays, built by the checks in
-``verify/central_flow/test_simulations.py`` from :mod:`numerics.central_flow.flows`) and returns
-a matplotlib ``Figure``; nothing is shown or saved here. Only the panels that carry a
+``verify/central_flow/test_simulations.py`` from the runs of :mod:`numerics.central_flow.flows`
+on the draws of :mod:`numerics.central_flow.experiments`) and returns a matplotlib ``Figure``;
+nothing is shown or saved here. Only the panels that carry a
 quantitative claim are drawn; the paper's reference lines (identity, 2/eta, 0.95 (2/eta),
 ratio 1, 10 steps) are dotted black.
 
@@ -15,13 +16,10 @@ ratio 1, 10 steps) are dotted black.
 
 from __future__ import annotations
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")  # files only; the audit never opens a window
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+from numerics.plotting import PAPER, plt
 
-PAPER = "black"
 FLOWS = {
     "gf": ("C0", "-", "gradient flow"),
     "gd": ("0.6", "-", "GD"),

@@ -16,13 +16,10 @@ the balanced point, the optimal heterogeneous allocation of Eq. (18) and gamma_W
 
 from __future__ import annotations
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")  # files only; the audit never opens a window
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+from numerics.plotting import PAPER, plt
 
-PAPER = "black"
 BLUE, LIGHT, GREY, PURPLE = "#1f4e9c", "#7fb3e6", "0.45", "#8e44ad"
 
 

@@ -775,8 +775,8 @@ def svs_initialisation(alphas, depths, U, V, frames=None) -> list:
         inner = [Vm] * (Lh - 1) if frames is None else list(frames[h])
         if len(inner) != Lh - 1:
             raise ValueError(f"frames[{h}] must hold L_h - 1 = {Lh - 1} orthogonal matrices")
-        Q = [Vm, *inner, Um]
-        out.append([Q[l + 1] @ np.diag(a[h]) @ Q[l].T for l in range(Lh)])
+        Qs = [Vm, *inner, Um]
+        out.append([Qs[l + 1] @ np.diag(a[h]) @ Qs[l].T for l in range(Lh)])
     return out
 
 

@@ -29,7 +29,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from fractions import Fraction
+from typing import Any
 
 import mpmath
 import sympy as sp
@@ -51,7 +53,7 @@ def _parse_lam(lam_value) -> sp.Rational:
     return sp.Rational(frac.numerator, frac.denominator)
 
 
-def delta_star(level="0.4", dps: int = 50):
+def delta_star(level: str | sp.Expr = "0.4", dps: int = 50) -> Any:
     """Enclosure of the angle where R_min(delta) = ``level`` (reading of Eq. (38), Appendix 17).
 
     >>> lo, hi = bounds(delta_star(dps=20)); print(mpmath.nstr(lo, 12))
@@ -67,7 +69,7 @@ def delta_star(level="0.4", dps: int = 50):
 MAX_DIGITS = 10_000
 
 
-def constants_table(lam_value="1/20", digits: int = 50) -> list[dict]:
+def constants_table(lam_value: str | float | Fraction = "1/20", digits: int = 50) -> list[dict]:
     """Rows ``{name, definition, value, enclosure, source}`` at weight decay ``lam_value``.
 
     ``value``: the constant rounded to nearest at ``digits`` significant digits (from a
@@ -119,7 +121,7 @@ def constants_table(lam_value="1/20", digits: int = 50) -> list[dict]:
     return rows
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m numerics.rare_gates.constants", description=__doc__.split("\n\n")[0]
     )

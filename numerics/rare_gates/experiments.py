@@ -48,9 +48,12 @@ from __future__ import annotations
 
 import math
 import zlib
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
+from typing import Any, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from numerics import stats as S
 from numerics.perturb import check_perturbation, perturb_relative
@@ -171,7 +174,7 @@ def sizes_with(profile: str, overrides: dict | None = None) -> Sizes:
     if not overrides:
         return base
     kinds = {f.name: f.type for f in fields(Sizes)}
-    new = {}
+    new: dict[str, Any] = {}
     for name, raw in overrides.items():
         if name not in kinds:
             raise ValueError(f"unknown size {name!r}; sizes are: {', '.join(kinds)}")
@@ -200,7 +203,7 @@ def sizes_with(profile: str, overrides: dict | None = None) -> Sizes:
     return replace(base, **new)
 
 
-def derive_seed(seed: int, *tags) -> int:
+def derive_seed(seed: int, *tags: str | int) -> int:
     """A 64-bit seed keyed by ``(seed, *tags)`` (ints or strings), via NumPy's SeedSequence.
 
     >>> derive_seed(1, "source", 0) == derive_seed(1, "source", 0) != derive_seed(1, "source", 1)
@@ -213,7 +216,7 @@ def derive_seed(seed: int, *tags) -> int:
 # --- Gaussian initialisations conditioned on D0 ---------------------------------------------------
 
 
-def moved_rows(theta, perturb: float, tag: str, seed: int, ids):
+def moved_rows(theta: np.ndarray, perturb: float, tag: str, seed: int, ids: Iterable[int]) -> np.ndarray:
     """Rows of ``theta`` each moved by ``perturb`` relative, keyed by (tag, seed, row id); ``theta`` itself at 0.
 
     Keyed by the row's id (initialisation or stream), so any split of the rows into cells
@@ -245,7 +248,7 @@ def start(delta0: float, perturb: float, seed: int, first_stream: int, streams: 
     return {"theta0": moved_rows(np.tile(balanced_checkpoint(delta0), (streams, 1)), perturb, "start", seed, ids)}
 
 
-def in_d0(theta) -> np.ndarray:
+def in_d0(theta: npt.ArrayLike) -> np.ndarray:
     """Membership of rows ``(a1, a2, w1, w2)`` in D0 (either labelling; see module doc).
 
     ``a_i > 0``, ``omega_1 + omega_2 < 3/4`` (``omega_i = a_i |w_i|``), and one hidden
@@ -311,7 +314,14 @@ def _checkpoint_times(times) -> list[float]:
 
 
 def sgd_source_chain(
-    theta0: np.ndarray, times, *, b: int, eta: float, lam: float = LAM, seed: int, first_stream: int = 0
+    theta0: np.ndarray,
+    times: Sequence[float],
+    *,
+    b: int,
+    eta: float,
+    lam: float = LAM,
+    seed: int,
+    first_stream: int = 0,
 ) -> np.ndarray:
     """Source-SGD checkpoints at ``times`` (starting with 0) along one trajectory per row.
 
@@ -334,6 +344,10 @@ def sgd_source_chain(
             source_time=ts[k] - ts[k - 1],
             first_stream=first_stream,
         )
+        if res.checkpoint is None:  # a segment shorter than one step has no source update, hence no checkpoint
+            raise ValueError(
+                f"times: checkpoints {ts[k - 1]:g} and {ts[k]:g} are less than one step eta = {eta:g} apart"
+            )
         th = res.checkpoint
         out.append(th.copy())
     return np.stack(out)
@@ -359,7 +373,7 @@ def _target_sgd(ckpt, *, b, eta, horizon, lam, seed, check_every, first_stream=0
 
 def identical_checkpoints(
     n_inits: int,
-    times=(0, 100, 200, 300, 400),
+    times: Sequence[float] = (0, 100, 200, 300, 400),
     *,
     b: int = 16,
     eta: float = 1e-3,
@@ -394,7 +408,7 @@ def identical_checkpoints(
     for k in range(nT):
         dt = ts[k] - ts[k - 1] if k else 0.0
         res = simulate_gd(th, eta=eta, horizon=horizon, lam=lam, check_every=check_every, source_time=dt)
-        th = res.checkpoint if dt > 0 else th
+        th = cast(np.ndarray, res.checkpoint) if dt > 0 else th  # None only for dt below one step, as before
         gd_ck[k] = th
         gd_rec_gdsrc[k] = res.recovery_time
     out = {
@@ -439,7 +453,7 @@ def identical_checkpoints(
     return out
 
 
-def gamma_of(angle, b: int, eta: float):
+def gamma_of(angle: float | np.ndarray, b: int, eta: float) -> np.ndarray | float:
     """The disagreement budget ``Gamma = b delta / eta`` (Section 8).
 
     >>> round(gamma_of(1e-4, 16, 0.01), 12)
@@ -459,12 +473,12 @@ def gd_offsets(table1: dict) -> np.ndarray:
 
 
 def gd_constructed(
-    delta0s=(1e-5, 1e-4, 1e-3),
+    delta0s: Sequence[float] = (1e-5, 1e-4, 1e-3),
     *,
     eta: float = 0.01,
     lam: float = LAM,
     horizon: float = 60.0,
-    check_every=(1, 10),
+    check_every: Iterable[int] = (1, 10),
     perturb: float = 0.0,
 ) -> dict:
     """Target GD hitting times from the constructed checkpoints, for each risk-check spacing.
@@ -491,7 +505,7 @@ def gd_step_halving(
     n_inits: int,
     *,
     T: float = 400.0,
-    etas=(1e-3, 5e-4, 2.5e-4),
+    etas: Sequence[float] = (1e-3, 5e-4, 2.5e-4),
     horizon: float = 200.0,
     lam: float = LAM,
     check_every: int = 1,
@@ -511,7 +525,7 @@ def gd_step_halving(
     for eta in etas:
         res = simulate_gd(init, eta=eta, horizon=horizon, lam=lam, check_every=check_every, source_time=T)
         hit.append(res.recovery_time)
-        ang.append(angles(res.checkpoint))
+        ang.append(angles(cast(np.ndarray, res.checkpoint)))  # None only for T below one step, as before
     return {"etas": list(etas), "T": T, "hit": np.array(hit), "angle": np.array(ang), "check_every": check_every}
 
 
@@ -525,7 +539,7 @@ def table2_seed(b: int, delta0: float, seed: int = SEEDS["table2"]) -> int:
 
 def long_horizons(
     streams: int,
-    settings=TABLE2_SETTINGS,
+    settings: Iterable[tuple[int, float]] = TABLE2_SETTINGS,
     *,
     eta: float = 0.01,
     horizon: float = 450.0,
@@ -572,7 +586,7 @@ def long_horizons(
 
 def angle_paths(
     streams: int,
-    settings=((16, 1e-5), (16, 1e-4), (1, 1e-3)),
+    settings: Iterable[tuple[int, float]] = ((16, 1e-5), (16, 1e-4), (1, 1e-3)),
     *,
     eta: float = 0.01,
     horizon: float = 700.0,
@@ -602,6 +616,7 @@ def angle_paths(
             trace=True,
             first_stream=first_stream,
         )
+        assert res.trace is not None  # trace=True
         out.append(
             {
                 "b": b,
@@ -629,7 +644,7 @@ def extended_rerun(
     per_setting: int | None,
     *,
     horizon: float,
-    settings=TABLE2_SETTINGS,
+    settings: Iterable[tuple[int, float]] = TABLE2_SETTINGS,
     streams: int = 128,
     eta: float = 0.01,
     lam: float = LAM,
@@ -721,9 +736,9 @@ def extended_rerun(
 def gamma_grid(
     streams: int,
     *,
-    delta0s=FIG3A_DELTA0,
-    bs=FIG3A_B,
-    etas=FIG3A_ETA,
+    delta0s: Iterable[float] = FIG3A_DELTA0,
+    bs: Sequence[int] = FIG3A_B,
+    etas: Sequence[float] = FIG3A_ETA,
     horizon: float = 200.0,
     lam: float = LAM,
     check_every: int = 1,
@@ -788,6 +803,7 @@ def trajectory(
         check_every=k,
         trace=True,
     )
+    assert gd.trace is not None and sgd.trace is not None  # trace=True
     t = np.arange(gd.trace.shape[1]) * k * eta
     return {
         "index": index,
@@ -804,7 +820,7 @@ def trajectory(
     }
 
 
-def log_slope(t, angle, mask=None) -> float:
+def log_slope(t: npt.ArrayLike, angle: npt.ArrayLike, mask: npt.ArrayLike | None = None) -> float:
     """Least-squares slope of ``log(angle)`` against ``t`` (over ``mask`` and finite positive angles).
 
     >>> round(log_slope(np.arange(5.0), 2.0 * np.exp(-0.05 * np.arange(5.0))), 12)
@@ -826,7 +842,7 @@ def log_slope(t, angle, mask=None) -> float:
 def weight_decay_controls(
     streams: int,
     *,
-    lams=(0.0, 0.01, 0.05),
+    lams: Iterable[float] = (0.0, 0.01, 0.05),
     delta0: float = 1e-5,
     b: int = 16,
     eta: float = 0.01,
@@ -868,8 +884,8 @@ def weight_decay_controls(
 def parameter_noise(
     streams: int,
     *,
-    scales=(0.0, 1e-7, 1e-6, 1e-5),
-    modes=("independent", "shared"),
+    scales: Sequence[float] = (0.0, 1e-7, 1e-6, 1e-5),
+    modes: Sequence[str] = ("independent", "shared"),
     delta0: float = 1e-5,
     b: int = 16,
     eta: float = 0.01,
@@ -921,8 +937,8 @@ def parameter_noise(
 def joint_sweep(
     n_inits: int,
     *,
-    etas=JOINT_ETAS,
-    times=tuple(range(0, 401, 25)),
+    etas: Sequence[float] = JOINT_ETAS,
+    times: Sequence[float] = tuple(range(0, 401, 25)),
     b: int = 16,
     horizon: float = 200.0,
     lam: float = LAM,
@@ -972,7 +988,7 @@ def joint_sweep(
     }
 
 
-def half_time(times, fractions, level: float = 0.5) -> float:
+def half_time(times: npt.ArrayLike, fractions: npt.ArrayLike, level: float = 0.5) -> float:
     """The first T at which ``fractions`` falls to ``level``, interpolated linearly between grid points.
 
     NaN if it never does. (Appendix 19: 'interpolated linearly between adjacent grid points'.)
@@ -1009,7 +1025,7 @@ def sample_size_design(
     delta0: float = 1e-4,
     lam: float = LAM,
     seed: int = SEEDS["cor5"],
-    arms=None,
+    arms: Iterable[int] | None = None,
     first_stream: int = 0,
     perturb: float = 0.0,
 ) -> dict:
@@ -1106,12 +1122,12 @@ def kappa_eff(p: float, gamma: float, lam: float = LAM) -> float:
     return -math.pi * lam * math.log1p(-p) / gamma
 
 
-def poisson_reference(gamma, lam: float = LAM):
+def poisson_reference(gamma: npt.ArrayLike, lam: float = LAM) -> np.ndarray | float:
     """``1 - exp(-Gamma / (pi lam))`` (Section 8)."""
     return -np.expm1(-np.asarray(gamma, dtype=float) / (math.pi * lam))
 
 
-def isotonic_increasing(k, n) -> np.ndarray:
+def isotonic_increasing(k: npt.ArrayLike, n: npt.ArrayLike) -> np.ndarray:
     """Weighted least-squares nondecreasing fit to the fractions k/n (pool adjacent violators).
 
     The weighted isotonic LS fit is also the binomial maximum-likelihood nondecreasing fit.
@@ -1131,7 +1147,7 @@ def isotonic_increasing(k, n) -> np.ndarray:
     return np.concatenate([np.full(c, v) for v, _, c in blocks])
 
 
-def binomial_deviance(k, n, p) -> float:
+def binomial_deviance(k: npt.ArrayLike, n: npt.ArrayLike, p: npt.ArrayLike) -> float:
     """Deviance 2 sum [k log(k/(n p)) + (n-k) log((n-k)/(n(1-p)))] of fitted ``p`` against the saturated fit."""
     k, n, p = (np.asarray(v, dtype=float) for v in (k, n, p))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -1140,7 +1156,9 @@ def binomial_deviance(k, n, p) -> float:
     return float(2 * np.sum(a + b))
 
 
-def monotone_in_gamma_test(gamma, k, n, *, reps: int = 2000, seed: int = SEEDS["bootstrap"]) -> dict:
+def monotone_in_gamma_test(
+    gamma: npt.ArrayLike, k: npt.ArrayLike, n: npt.ArrayLike, *, reps: int = 2000, seed: int = SEEDS["bootstrap"]
+) -> dict:
     """Is recovery a nondecreasing function of Gamma alone? Deviance of the isotonic fit, bootstrap p-value.
 
     Cells sorted by Gamma (ties: pooled into one cell first, as a function of Gamma must
@@ -1169,7 +1187,12 @@ def monotone_in_gamma_test(gamma, k, n, *, reps: int = 2000, seed: int = SEEDS["
 
 
 def cluster_bootstrap(
-    values: np.ndarray, statistic, *, reps: int = 2000, seed: int = SEEDS["bootstrap"], level: float = 0.95
+    values: np.ndarray,
+    statistic: Callable[[np.ndarray], float],
+    *,
+    reps: int = 2000,
+    seed: int = SEEDS["bootstrap"],
+    level: float = 0.95,
 ) -> tuple[float, float]:
     """Percentile interval of ``statistic(values[idx])`` with rows (independent clusters) resampled.
 
@@ -1185,7 +1208,7 @@ def cluster_bootstrap(
     return float(np.nanquantile(boot, a)), float(np.nanquantile(boot, 1 - a))
 
 
-def recovered_by(times, t: float) -> int:
+def recovered_by(times: npt.ArrayLike, t: float) -> int:
     """Number of finite recovery times ``<= t`` (small slack for the float grid ``m * check_every * eta``).
 
     >>> recovered_by(np.array([0.1, 60.00000000001, np.nan]), 60.0)

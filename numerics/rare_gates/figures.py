@@ -16,16 +16,12 @@ with 95% Wilson intervals where the records are independent streams.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")  # files only; the audit never opens a window
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from numerics.rare_gates import experiments as E  # noqa: E402
-
-PAPER = "black"
+from numerics.plotting import PAPER, plt
+from numerics.rare_gates import experiments as E
 
 
 def _cumulative(times: np.ndarray, grid: np.ndarray) -> np.ndarray:
@@ -74,7 +70,9 @@ def figure2(table1: dict, offset: float, paper_offset: float = 3.9) -> plt.Figur
     return fig
 
 
-def figure3a(cells: list[dict], table1: dict | None = None, paper_points=()) -> plt.Figure:
+def figure3a(
+    cells: list[dict], table1: dict | None = None, paper_points: Sequence[tuple[float, float, str]] = ()
+) -> plt.Figure:
     """Figure 3(a): recovered fraction against Gamma, 24 cells with Wilson intervals, Poisson reference.
 
     ``table1`` adds the identical-checkpoint records (T > 0, both sources, target SGD) as
@@ -102,7 +100,7 @@ def figure3a(cells: list[dict], table1: dict | None = None, paper_points=()) -> 
     ax.plot(g, E.poisson_reference(g), "k-", lw=1, label="1 - exp(-Gamma/(pi lambda))")
     if table1 is not None:
         eta, b = table1["config"]["eta"], table1["config"]["b"]
-        G = np.concatenate([E.gamma_of(table1[s]["angle"][1:], b, eta).ravel() for s in ("sgd", "gd")])
+        G = np.concatenate([np.ravel(E.gamma_of(table1[s]["angle"][1:], b, eta)) for s in ("sgd", "gd")])
         R = np.concatenate([np.isfinite(table1[s]["sgd_recovery"][1:]).ravel() for s in ("sgd", "gd")])
         edges = np.arange(np.floor(2 * np.log10(G.min())) / 2, np.log10(G.max()) + 0.5, 0.5)
         idx = np.digitize(np.log10(G), edges)
@@ -161,7 +159,7 @@ def recovery_curve_figure(
     return fig
 
 
-def figure4(joint: dict, paper_half=()) -> plt.Figure:
+def figure4(joint: dict, paper_half: Sequence[float] = ()) -> plt.Figure:
     """Figure 4: recovered fraction against T for each eta, and against Gamma_T (binned)."""
     fig, ax = plt.subplots(1, 2, figsize=(11, 4))
     b = joint["b"]
@@ -170,7 +168,7 @@ def figure4(joint: dict, paper_half=()) -> plt.Figure:
         ax[0].plot(joint["times"], frac, "o-", ms=3, color=f"C{i}", label=f"eta = {eta:g}")
         if i < len(paper_half):
             ax[0].axvline(paper_half[i], color=f"C{i}", ls=":", lw=0.8)
-        G = E.gamma_of(joint["angle"][i], b, eta).ravel()
+        G = np.ravel(E.gamma_of(joint["angle"][i], b, eta))
         R = joint["recovered"][i].ravel()
         edges = np.arange(-4.0, 6.01, 0.5)
         idx = np.digitize(np.log10(G), edges)

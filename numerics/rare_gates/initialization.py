@@ -40,6 +40,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from fractions import Fraction
+from typing import Any
 
 import mpmath
 import numpy as np
@@ -114,7 +115,7 @@ def _iv_precision(dps: int) -> Iterator[None]:
         iv.prec = saved
 
 
-def endpoints(enclosure) -> tuple[mpmath.mpf, mpmath.mpf]:
+def endpoints(enclosure: Any) -> tuple[mpmath.mpf, mpmath.mpf]:
     """The exact endpoints of an ``mpmath.iv`` interval as ``mpf`` (no detour through float).
 
     (``mpmath.mpf(enclosure.a)`` converts through a double and loses the extra precision.)
@@ -135,7 +136,7 @@ def _exact(value: mpmath.mpf) -> Fraction:
     return Fraction(man) * Fraction(2) ** exp
 
 
-def certified_below(enclosure, quoted: Number) -> bool:
+def certified_below(enclosure: Any, quoted: Number) -> bool:
     """True when the whole interval lies strictly below ``quoted`` (compared exactly, decimal taken exactly).
 
     >>> certified_below(k_bound_enclosure(), "1.93e-4"), certified_below(k_bound_enclosure(), "1.92e-4")
@@ -145,7 +146,7 @@ def certified_below(enclosure, quoted: Number) -> bool:
     return _exact(hi) < _as_fraction(quoted, "quoted")
 
 
-def certified_above(enclosure, quoted: Number) -> bool:
+def certified_above(enclosure: Any, quoted: Number) -> bool:
     """True when the whole interval lies strictly above ``quoted`` (compared exactly).
 
     >>> certified_above(p_k_lower_enclosure(), "0.0106")
@@ -155,7 +156,7 @@ def certified_above(enclosure, quoted: Number) -> bool:
     return _exact(lo) > _as_fraction(quoted, "quoted")
 
 
-def format_enclosure(enclosure, digits: int = 50) -> str:
+def format_enclosure(enclosure: Any, digits: int = 50) -> str:
     """``[lo, hi]`` with at most ``digits`` significant digits, lo rounded down and hi up, exactly.
 
     The printed interval contains the enclosure, hence the constant (see
@@ -201,7 +202,7 @@ def p_d0(dps: int = 50, labelled: bool = False) -> mpmath.mpf:
     return _rounded(value, dps)
 
 
-def p_d0_enclosure(labelled: bool = False, dps: int = 50):
+def p_d0_enclosure(labelled: bool = False, dps: int = 50) -> Any:
     """Certified interval containing P(D0).
 
     >>> lo, hi = endpoints(p_d0_enclosure())
@@ -267,7 +268,7 @@ def k_bound(m: Number = DEFAULT_M_INNER, M: Number = DEFAULT_M_OUTER, dps: int =
     return _rounded(value, dps)
 
 
-def k_bound_enclosure(m: Number = DEFAULT_M_INNER, M: Number = DEFAULT_M_OUTER, dps: int = 50):
+def k_bound_enclosure(m: Number = DEFAULT_M_INNER, M: Number = DEFAULT_M_OUTER, dps: int = 50) -> Any:
     """Certified interval containing the bound on P(D0 \\ K); ``m``, ``M`` are taken exactly.
 
     >>> bool(k_bound_enclosure().b < mpmath.mpf("1.93e-4"))
@@ -296,7 +297,7 @@ def p_k_lower(m: Number = DEFAULT_M_INNER, M: Number = DEFAULT_M_OUTER, dps: int
     return _rounded(value, dps)
 
 
-def p_k_lower_enclosure(m: Number = DEFAULT_M_INNER, M: Number = DEFAULT_M_OUTER, dps: int = 50):
+def p_k_lower_enclosure(m: Number = DEFAULT_M_INNER, M: Number = DEFAULT_M_OUTER, dps: int = 50) -> Any:
     """Certified interval containing P(D0) - bound (its left end is a certified lower bound on P(K)).
 
     >>> bool(0.99 * p_k_lower_enclosure().a > 0.01)
@@ -309,7 +310,7 @@ def p_k_lower_enclosure(m: Number = DEFAULT_M_INNER, M: Number = DEFAULT_M_OUTER
         return _p_d0_expr(iv, labelled=False) - bound
 
 
-def p_k99_lower_enclosure(m: Number = DEFAULT_M_INNER, M: Number = DEFAULT_M_OUTER, dps: int = 50):
+def p_k99_lower_enclosure(m: Number = DEFAULT_M_INNER, M: Number = DEFAULT_M_OUTER, dps: int = 50) -> Any:
     """Certified interval containing 0.99 (P(D0) - bound); its left end bounds 0.99 P(K) from below.
 
     >>> certified_above(p_k99_lower_enclosure(), "0.01")
@@ -341,7 +342,7 @@ def initial_risk_infimum(dps: int = 50) -> mpmath.mpf:
     return _rounded(value, dps)
 
 
-def initial_risk_infimum_enclosure(dps: int = 50):
+def initial_risk_infimum_enclosure(dps: int = 50) -> Any:
     """Certified interval containing 1 + 9/128 - 3/(2 pi).
 
     >>> bool(initial_risk_infimum_enclosure().a > 0.4)

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import cast
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 TWO_PI = 2.0 * math.pi
@@ -202,24 +204,28 @@ def _check_theta(theta):
 
 
 def _check_lam(lam):
-    if isinstance(lam, (bool, np.bool_)) or not isinstance(lam, numbers.Real) or not (math.isfinite(lam) and lam >= 0):
+    if (
+        isinstance(lam, (bool, np.bool_))
+        or not isinstance(lam, numbers.Real)
+        or not (math.isfinite(lam) and cast(float, lam) >= 0)
+    ):
         raise ValueError(f"lam (weight decay) must be a finite number >= 0; got {lam!r}")
     return float(lam)
 
 
-def J(t):
+def J(t: npt.ArrayLike) -> np.ndarray | float:
     """J(t) = (sin t + (pi - t) cos t) / (2 pi) for t in [0, pi] (Appendix 14), elementwise."""
     arr = _check_angle(t)
     return np.vectorize(_J, otypes=[float])(arr) if arr.ndim else _J(float(arr))
 
 
-def g(t):
+def g(t: npt.ArrayLike) -> np.ndarray | float:
     """g(t) = -J'(t) = (pi - t) sin t / (2 pi) for t in [0, pi] (Appendix 14), elementwise."""
     arr = _check_angle(t)
     return np.vectorize(_g, otypes=[float])(arr) if arr.ndim else _g(float(arr))
 
 
-def kernel(u, v) -> float:
+def kernel(u: npt.ArrayLike, v: npt.ArrayLike) -> float:
     """E[relu(u.X) relu(v.X)] = |u||v| J(angle(u, v)) for u, v in R^2."""
     u = np.asarray(u, dtype=float)
     v = np.asarray(v, dtype=float)
@@ -229,24 +235,24 @@ def kernel(u, v) -> float:
     return _K(u[0], u[1], v[0], v[1])
 
 
-def source_risk(theta) -> float:
+def source_risk(theta: npt.ArrayLike) -> float:
     """Population source risk E[(f - relu(x1))^2]/2 (no weight decay)."""
     return _risk(_check_theta(theta), False)
 
 
-def target_risk(theta) -> float:
+def target_risk(theta: npt.ArrayLike) -> float:
     """Population target risk E[(f - |x|)^2]/2 (no weight decay); the paper's R_t."""
     return _risk(_check_theta(theta), True)
 
 
-def objective(theta, task: str, lam: float) -> float:
+def objective(theta: npt.ArrayLike, task: str, lam: float) -> float:
     """F = R_task + lam/2 |theta|^2, ``task`` in {'source', 'target'}."""
     th = _check_theta(theta)
     target = _check_task(task)
     return _risk(th, target) + 0.5 * _check_lam(lam) * float(th @ th)
 
 
-def objective_grad(theta, task: str, lam: float) -> np.ndarray:
+def objective_grad(theta: npt.ArrayLike, task: str, lam: float) -> np.ndarray:
     """Gradient of :func:`objective` (the negative population field); hidden vectors must be nonzero."""
     th = _check_theta(theta)
     target = _check_task(task)

@@ -32,6 +32,8 @@ import json
 import math
 import sys
 import time
+from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from numerics.rare_gates.simulate import recovery_summary, simulate_sgd
 
@@ -58,7 +60,7 @@ class _UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line instead of usage + message, and no SystemExit
+    def error(self, message: str) -> NoReturn:  # one line instead of usage + message, and no SystemExit
         raise _UsageError(message)
 
 
@@ -106,7 +108,7 @@ def _progress_bar():
     return show
 
 
-def run(args: argparse.Namespace, progress=None) -> dict:
+def run(args: argparse.Namespace, progress: Callable[[int, int], None] | None = None) -> dict:
     """The pure function behind the CLI: simulate and summarise (see :func:`recovery_summary`)."""
     res = simulate_sgd(
         delta0=args.delta0,
@@ -150,7 +152,7 @@ def _render(out: dict, fmt: str) -> str:
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point; returns the exit status (0, or 2 on bad input)."""
     try:
         args = _parser().parse_args(argv)

@@ -552,7 +552,7 @@ def _sgd_simple(
             th[5] = _step(th[5], g5, b2, inv_b, eta, lam)
             n += 1
             if dis > 0.0:
-                count += np.int64(dis)
+                count += np.int64(dis)  # type: ignore[assignment]  # an int64 counter in numba
                 if first < 0:
                     first = n
             if noise_mode != NOISE_NONE:

@@ -45,6 +45,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 PHASE_TARGET = 0
@@ -218,7 +219,7 @@ def _check_key(seed, phase, offset):
         raise ValueError(f"offset must be a non-negative integer; got {offset!r}")
 
 
-def seed_states(seed: int, streams, phase: int = PHASE_TARGET, offset: int = 0) -> np.ndarray:
+def seed_states(seed: int, streams: npt.ArrayLike, phase: int = PHASE_TARGET, offset: int = 0) -> np.ndarray:
     """xoshiro256++ states, shape (len(streams), 4) uint64, of the keyed streams.
 
     ``streams`` are non-negative integer ids; row k depends only on

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 
 import numba
 import numpy as np
+import numpy.typing as npt
 
 from numerics.provenance import git_revision as _git_revision
 from numerics.rare_gates import sim_kernels as K
@@ -136,7 +137,7 @@ def _run_config(eta, lam, horizon, check_every, threshold, source_time, stop_at_
 
 
 def _threads(threads) -> int:
-    most = numba.config.NUMBA_NUM_THREADS
+    most = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]  # set at import from the environment
     if threads is None:
         return most
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= most:
@@ -199,7 +200,7 @@ class SimResult:
         return out
 
 
-def angles(theta) -> np.ndarray:
+def angles(theta: npt.ArrayLike) -> np.ndarray:
     """Angle in [0, pi] between w1 and w2 for each row of ``theta`` (atan2 form)."""
     th = np.atleast_2d(np.asarray(theta, dtype=float))
     c = th[:, 2] * th[:, 5] - th[:, 3] * th[:, 4]
@@ -245,9 +246,9 @@ def _result(cfg, ids, eta, rec, first, count, theta, updates, t0, checkpoint=Non
 
 
 def simulate_sgd(
-    theta0=None,
+    theta0: npt.ArrayLike | None = None,
     *,
-    delta0=None,
+    delta0: float | None = None,
     b: int,
     eta: float,
     horizon: float,
@@ -314,6 +315,7 @@ def simulate_sgd(
             start = th0
             if n_source > 0:
                 src = R.seed_states(cfg["seed"], ids, PHASE_SOURCE, 0)
+                assert ckpt is not None  # allocated whenever there are source updates
                 run.source_in_segments(th0, src, nst, ckpt, progress)
                 start = ckpt
             run.target_in_segments(start, tgt, nst, out, progress)
@@ -364,7 +366,9 @@ class _SGDRun:
         k = self.cfg["check_every"]
         return k * max(1, _ceil_div(_ceil_div(n, self.SEGMENTS), k))
 
-    def source_in_segments(self, th0, states, nstates, ckpt, progress: Progress) -> None:
+    def source_in_segments(
+        self, th0: np.ndarray, states: np.ndarray, nstates: np.ndarray, ckpt: np.ndarray, progress: Progress
+    ) -> None:
         S = th0.shape[0]
         theta, st = th0.copy(), states.copy()
         done, seg = 0, self._segment(self.n_source)
@@ -391,7 +395,9 @@ class _SGDRun:
             progress(done, self.total)
         ckpt[:] = theta
 
-    def target_in_segments(self, th0, states, nstates, out, progress: Progress) -> None:
+    def target_in_segments(
+        self, th0: np.ndarray, states: np.ndarray, nstates: np.ndarray, out: list, progress: Progress
+    ) -> None:
         theta, st, ns, rec, first, count, upd, tr = out
         theta[:], st[:], ns[:] = th0, states, nstates
         rec[:], first[:], count[:], upd[:] = -1, -1, 0, 0
@@ -423,9 +429,9 @@ class _SGDRun:
 
 
 def simulate_gd(
-    theta0=None,
+    theta0: npt.ArrayLike | None = None,
     *,
-    delta0=None,
+    delta0: float | None = None,
     eta: float,
     horizon: float,
     lam: float = 0.05,
@@ -583,9 +589,9 @@ def _step_ld(th, x0, x1, y, b, eta, lam):
 
 
 def simulate_extended(
-    theta0=None,
+    theta0: npt.ArrayLike | None = None,
     *,
-    delta0=None,
+    delta0: float | None = None,
     b: int,
     eta: float,
     horizon: float,

@@ -30,6 +30,7 @@ experiment                      cells                                 paper
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +47,7 @@ CODE_MODULES = (
 )
 
 
-def compute(params: dict):
+def compute(params: dict) -> Any:
     """One cell: ``experiments.<call>(**kwargs)``."""
     name = params["call"]
     if name not in _CALLS:

@@ -35,7 +35,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any, NoReturn
 
 from numerics.sweep.engine import CellOutcome, describe, make_executor, run_sweeps
 from numerics.sweep.registry import experiments, resolve
@@ -49,11 +51,11 @@ class _UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, no usage dump, no SystemExit
+    def error(self, message: str) -> NoReturn:  # one line, no usage dump, no SystemExit
         raise _UsageError(message)
 
 
-def parse_sets(items) -> dict:
+def parse_sets(items: Iterable[str] | None) -> dict:
     """``['a=1', 'b=none']`` -> ``{'a': '1', 'b': 'none'}``; raises ValueError naming a malformed item.
 
     >>> parse_sets(["table1_inits=128"])
@@ -99,7 +101,7 @@ def list_experiments(profile: str, overrides: dict) -> list[dict]:
     return out
 
 
-def status(names, profile: str, overrides: dict, store: ResultStore) -> dict:
+def status(names: Sequence[str] | None, profile: str, overrides: dict, store: ResultStore) -> dict:
     """Per experiment: cells, and how many are stored (reusable), missing, stale or corrupt."""
     rows, wanted = [], set()
     for exp in resolve(names or ["all"]):
@@ -112,6 +114,7 @@ def status(names, profile: str, overrides: dict, store: ResultStore) -> dict:
             key = {"ok": "stored", "missing": "missing", "corrupt": "corrupt"}.get(found.status, "stale")
             counts[key] += 1
             if found.status == "ok":
+                assert found.meta is not None  # an 'ok' lookup carries the file's meta
                 compute_s += float(found.meta.get("worker", {}).get("elapsed_s", 0.0))
         rows.append({"name": exp.name, "cells": len(cells), **counts, "compute_s": round(compute_s, 1)})
     others = [f for f in store.files() if f.resolve() not in wanted]
@@ -125,7 +128,15 @@ def status(names, profile: str, overrides: dict, store: ResultStore) -> dict:
     }
 
 
-def run(names, profile: str, overrides: dict, store: ResultStore, scheduler: str, workers, quiet: bool) -> dict:
+def run(
+    names: Iterable[str],
+    profile: str,
+    overrides: dict,
+    store: ResultStore,
+    scheduler: str,
+    workers: int | None,
+    quiet: bool,
+) -> dict:
     """Run the experiments' missing cells (all together); per experiment: reused, computed, failed, times, failures.
 
     ``wall_s`` of an experiment: from the start of the run to its last cell; ``compute_s``:
@@ -208,8 +219,9 @@ def _render(command: str, data) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point; returns the exit status (0; 1 failed cells; 2 bad input; 130 interrupted)."""
+    data: Any  # the rows of LIST, the report of STATUS or RUN
     try:
         args = _parser().parse_args(argv)
         overrides = parse_sets(args.set)

@@ -20,11 +20,13 @@ TypeError: cannot store a value of type builtin_function_or_method at /f
 from __future__ import annotations
 
 import struct
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 
-def encode(value) -> tuple[object, dict[str, np.ndarray]]:
+def encode(value: object) -> tuple[object, dict[str, np.ndarray]]:
     """``(skeleton, arrays)`` of ``value``; raises ``TypeError`` naming the path of an unsupported value."""
     arrays: dict[str, np.ndarray] = {}
 
@@ -54,7 +56,7 @@ def encode(value) -> tuple[object, dict[str, np.ndarray]]:
     return walk(value, ""), arrays
 
 
-def decode(skeleton, arrays) -> object:
+def decode(skeleton: Any, arrays: Mapping[str, np.ndarray]) -> object:
     """The value encoded as ``(skeleton, arrays)`` (the inverse of :func:`encode`)."""
     if skeleton is None or isinstance(skeleton, (bool, str)):
         return skeleton
@@ -75,7 +77,7 @@ def decode(skeleton, arrays) -> object:
     raise ValueError(f"unknown skeleton node {kind!r}")
 
 
-def equal(a, b) -> bool:
+def equal(a: Any, b: Any) -> bool:
     """Bit-level equality of two plain-data values (NaN equal to NaN; dtypes and shapes must match).
 
     >>> equal({"x": np.array([np.nan, 1.0])}, {"x": np.array([np.nan, 1.0])})

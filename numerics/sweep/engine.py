@@ -27,8 +27,9 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numba
 import numpy as np
@@ -37,6 +38,9 @@ from numerics.provenance import git_revision, package_version
 from numerics.sweep.experiment import Experiment, code_version
 from numerics.sweep.progress import Progress
 from numerics.sweep.store import ResultStore
+
+if TYPE_CHECKING:
+    from distributed import Client, LocalCluster
 
 
 class SweepFailed(RuntimeError):
@@ -81,7 +85,7 @@ class SweepRun:
     def failures(self) -> list[CellOutcome]:
         return [o for o in self.outcomes if o.status == "failed"]
 
-    def result(self):
+    def result(self) -> Any:
         """The joined experiment result; raises :class:`SweepFailed` if any cell failed."""
         if self.failures:
             raise SweepFailed(failure_message(self))
@@ -107,12 +111,14 @@ def describe(params: dict) -> str:
 # --- execution ------------------------------------------------------------------------------------------
 
 
-def execute_cell(compute, params: dict, threads: int | None, modules: tuple[str, ...]):
+def execute_cell(
+    compute: Callable[[dict], Any], params: dict, threads: int | None, modules: tuple[str, ...]
+) -> tuple[Any, dict]:
     """Compute one cell on this process; returns ``(value, info)`` with the worker's code version."""
     t0 = time.perf_counter()
     old = numba.get_num_threads()
     if threads is not None:
-        numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
+        numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
     try:
         value = compute(params)
     finally:
@@ -172,7 +178,8 @@ class DaskExecutor:
             raise ValueError(f"workers must be an integer >= 1; got {workers!r}")
         self.address, self.workers, self.timeout = address, workers, timeout
         self.log = log if log is not None else (lambda msg: print(msg, file=sys.stderr, flush=True))
-        self.client = self.cluster = None
+        self.client: Client | None = None
+        self.cluster: LocalCluster | None = None
         self._error: Exception | None = None  # a failed connection, not retried
 
     @property
@@ -213,7 +220,7 @@ class DaskExecutor:
         self.log(f"dask: {self.description}; dashboard {self.client.dashboard_link}")
         return self.client
 
-    def _local_cluster(self):
+    def _local_cluster(self) -> LocalCluster:
         """A LocalCluster whose worker processes ignore SIGINT: Ctrl-C on a terminal reaches the whole
         process group, and only this process should handle it (and close the cluster)."""
         from distributed import LocalCluster
@@ -263,7 +270,9 @@ class DaskExecutor:
         self.client = self.cluster = None
 
 
-def make_executor(scheduler: str | None, workers: int | None = None, log=None):
+def make_executor(
+    scheduler: str | None, workers: int | None = None, log: Callable[[str], None] | None = None
+) -> SerialExecutor | DaskExecutor:
     """``'serial'`` -> :class:`SerialExecutor`; ``'local'`` (or None) -> a LocalCluster; else a scheduler address."""
     if scheduler == "serial":
         if workers is not None:
@@ -300,6 +309,7 @@ def _lookup(experiment: Experiment, profile: str, overrides: dict | None, store:
             continue
         found = store.load(experiment.name, p, code_version=version)
         if found.status == "ok":
+            assert found.meta is not None  # an 'ok' lookup carries the file's meta
             worker = found.meta.get("worker", {})
             values[i] = found.value
             outcomes[i] = CellOutcome(p, "reused", elapsed_s=worker.get("elapsed_s", 0.0), host=worker.get("host", ""))
@@ -317,9 +327,9 @@ def run_sweeps(
     overrides: dict | None = None,
     *,
     store: ResultStore | None = None,
-    executor=None,
+    executor: SerialExecutor | DaskExecutor | None = None,
     progress: bool | None = None,
-    progress_stream=None,
+    progress_stream: TextIO | None = None,
 ) -> list[SweepRun]:
     """Run (or reuse from ``store``) every cell of ``experiments`` at the sizes of ``profile`` + ``overrides``.
 
@@ -394,6 +404,8 @@ def _record(run: SweepRun, i: int, ok: bool, payload, store: ResultStore | None,
     return True
 
 
-def run_sweep(experiment: Experiment, profile: str = "quick", overrides: dict | None = None, **options) -> SweepRun:
+def run_sweep(
+    experiment: Experiment, profile: str = "quick", overrides: dict | None = None, **options: Any
+) -> SweepRun:
     """:func:`run_sweeps` of one experiment (same options); returns its :class:`SweepRun`."""
     return run_sweeps([experiment], profile, overrides, **options)[0]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from typing import TextIO
 
 
 def _hms(seconds: float) -> str:
@@ -24,7 +25,7 @@ def _hms(seconds: float) -> str:
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
-def terminal_wanted(stream) -> bool:
+def terminal_wanted(stream: TextIO) -> bool:
     """Whether to draw progress on ``stream``: a terminal, and not in CI."""
     try:
         tty = stream.isatty()

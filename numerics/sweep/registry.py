@@ -19,6 +19,7 @@ rare_gates.table2, rare_gates.weight_decay
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 
 from numerics.sweep.experiment import Experiment
 
@@ -33,7 +34,7 @@ def experiments() -> dict[str, Experiment]:
     return out
 
 
-def resolve(names) -> list[Experiment]:
+def resolve(names: Iterable[str]) -> list[Experiment]:
     """Experiments named by full name, by paper (every experiment of it) or 'all'; order kept, no repeats."""
     known = experiments()
     papers = sorted({n.split(".")[0] for n in known})

@@ -38,6 +38,7 @@ import socket
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 
@@ -96,11 +97,11 @@ class Lookup:
     reason: str = ""
 
 
-def write_cell(path: Path, value, meta: dict) -> None:
+def write_cell(path: Path, value: object, meta: dict) -> None:
     """Write ``value`` with ``meta`` to ``path`` atomically (temporary file, fsync, rename)."""
     skeleton, arrays = encode(value)
     buf = io.BytesIO()
-    np.savez(buf, **arrays)
+    np.savez(buf, **cast(dict[str, Any], arrays))  # numpy's stub would match a key against allow_pickle
     payload = buf.getvalue()
     header = json.dumps(
         {"meta": meta, "skeleton": skeleton, "payload_bytes": len(payload)},
@@ -182,7 +183,7 @@ class ResultStore:
     def path(self, experiment: str, params: dict) -> Path:
         return self.root / experiment / f"{cell_key(experiment, params)}{SUFFIX}"
 
-    def save(self, experiment: str, params: dict, value, meta: dict) -> Path:
+    def save(self, experiment: str, params: dict, value: object, meta: dict) -> Path:
         path = self.path(experiment, params)
         write_cell(path, value, meta)
         return path

@@ -1,13 +1,15 @@
 """Checks of the simulation claims of the central-flow paper (Figures 1-4; Appendices B-D, 'Empirical analysis').
 
 Runs: :mod:`numerics.central_flow.flows` (GD, gradient flow (GF) and the hybrid central flow
-(CF), DOP853 at rtol 1e-12, atol 1e-14, time in GD steps); figures:
-:mod:`numerics.central_flow.figures`. The text lost every setting except r = 2 (matrix
-factorisation), r = 3 (ReLU), T = 200 (scalar) and "three random seeds"; the settings used are
-``flows.SETTINGS`` (read once, stated on each check as its reading): eta = 0.9 with targets of
-unit scale, unbalanced sub-critical initialisations whose GF sharpens past 2/eta.
+(CF), DOP853 at rtol 1e-12, atol 1e-14, time in GD steps), with sharpness and Sigma from
+:mod:`numerics.central_flow.spectra` and the laws and breaking matrices from
+:mod:`numerics.central_flow.laws`; figures: :mod:`numerics.central_flow.figures`. The text lost
+every setting except r = 2 (matrix factorisation), r = 3 (ReLU), T = 200 (scalar) and "three
+random seeds"; the settings used are ``experiments.SETTINGS`` (:mod:`numerics.central_flow.experiments`,
+read once, stated on each check as its reading): eta = 0.9 with targets of unit scale,
+unbalanced sub-critical initialisations whose GF sharpens past 2/eta.
 
-Draws. Draw i of a model is Philox-keyed by (SEED, i) (``flows.*_setting``); a draw is used
+Draws. Draw i of a model is Philox-keyed by (SEED, i) (``experiments.*_setting``); a draw is used
 when its start lies below the edge (lambda_max(theta0) < 2/eta; a start above the edge has no
 central flow) and, for ReLU, when its hybrid flow reaches the edge off an activation boundary
 (the paper evaluates "at an active rank-one EOS point"). The first three used draws stand for
@@ -27,15 +29,17 @@ from __future__ import annotations
 
 from functools import cache
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import sympy as sp
 from scipy import stats
 
 from derivations.central_flow import scalar as S
+from numerics.central_flow import experiments as E
 from numerics.central_flow import figures as FIG
 from numerics.central_flow import flows as F
+from numerics.central_flow import laws as CL
+from numerics.central_flow import spectra as SPEC
 from numerics.perturb import perturb_relative
 from verify.audit import claim, discrepancy, paper_claim
 
@@ -96,7 +100,7 @@ def _contact_state(traj):
 
 
 def _below_edge(model, theta, eta) -> bool:
-    return bool(F.sharpness(model, theta)[0] < 2.0 / eta)
+    return bool(SPEC.sharpness(model, theta)[0] < 2.0 / eta)
 
 
 def _setting(setting, i, rel=0.0):
@@ -132,11 +136,6 @@ def _per_draw_power(audit, n: int, what: str = "the property") -> None:
     )
 
 
-def _save(audit, fig, name):
-    audit.figure(fig, name)
-    plt.close(fig)
-
-
 def _rel_change(values, ref, scale=None) -> np.ndarray:
     values = np.asarray(values)
     diff = values - ref
@@ -156,28 +155,28 @@ def _eq18():
 
 
 def _scalar_run(i, rel=0.0):
-    model, th, eta = _setting(F.scalar_setting, i, rel)
-    c = F.SETTINGS["scalar"]
+    model, th, eta = _setting(E.scalar_setting, i, rel)
+    c = E.SETTINGS["scalar"]
     T, y = c["T"], c["y"]
     grid = _grid(T)
     gf = F.gradient_flow(model, th, eta, T, grid)
     cf = F.hybrid_flow(model, th, eta, T, grid)
     gd = F.gradient_descent(model, th, eta, int(T))
     mid = F.midpoints(gd)
-    h0 = float(F.law(th, model))
+    h0 = float(CL.law(th, model))
     tc, thc = _contact_state(cf)
-    vc = F.central_flow_velocity(model, thc, eta)
+    vc = SPEC.central_flow_velocity(model, thc, eta)
     hdot_meas = float(2 * thc[0] * vc["velocity"][0] - 2 * thc[1] * vc["velocity"][1])  # <grad h, theta'>
     lam_c = np.linalg.eigvalsh(model.hessian(thc))
-    lam = np.array([F.sharpness(model, x)[0] for x in cf.theta])
+    lam = np.array([SPEC.sharpness(model, x)[0] for x in cf.theta])
     act = np.nonzero(cf.k > 0)[0]
-    vel = [F.central_flow_velocity(model, cf.theta[j], eta) for j in act]
+    vel = [SPEC.central_flow_velocity(model, cf.theta[j], eta) for j in act]
     hdot = np.array(
         [2 * cf.theta[j][0] * v["velocity"][0] - 2 * cf.theta[j][1] * v["velocity"][1] for j, v in zip(act, vel)]
     )
     s2 = np.array([v["sigma2"][0] for v in vel])
     probe = act[:: max(1, act.size // 25)]
-    eigsh_gap = max(abs(F.sharpness(model, cf.theta[j], method="eigsh")[0] - lam[j]) / lam[j] for j in probe)
+    eigsh_gap = max(abs(SPEC.sharpness(model, cf.theta[j], method="eigsh")[0] - lam[j]) / lam[j] for j in probe)
     pre = cf.k == 0
     return {
         "draw": i,
@@ -187,22 +186,22 @@ def _scalar_run(i, rel=0.0):
         "h0": h0,
         "theta0": th,
         "gf_t": gf.t,
-        "gf_dh": _rel_change(F.law(gf.theta, model), h0),
+        "gf_dh": _rel_change(CL.law(gf.theta, model), h0),
         "cf_t": cf.t,
         "cf_k": cf.k,
-        "cf_h": F.law(cf.theta, model),
-        "cf_dh": _rel_change(F.law(cf.theta, model), h0),
+        "cf_h": CL.law(cf.theta, model),
+        "cf_dh": _rel_change(CL.law(cf.theta, model), h0),
         "cf_lam": lam * eta / 2,
         "gd_t": np.arange(gd.shape[0], dtype=float),
-        "gd_dh": _rel_change(F.law(gd, model), h0),
+        "gd_dh": _rel_change(CL.law(gd, model), h0),
         "mid_t": np.arange(mid.shape[0]) + 0.5,
-        "mid_dh": _rel_change(F.law(mid, model), h0),
+        "mid_dh": _rel_change(CL.law(mid, model), h0),
         "p2_ratio": _p2_ratio(gd),
         "contact": tc,
         "hdot_meas": hdot_meas,
         "hdot_pred": float(_eq18()(thc[0], thc[1], y, eta)),
         "kappa": float(lam_c[-1] / (lam_c[-1] - lam_c[0])),
-        "abs_hT": float(abs(F.law(cf.theta[-1], model))),
+        "abs_hT": float(abs(CL.law(cf.theta[-1], model))),
         "t_last": float(cf.t[-1]),
         "bound": 2 * np.sqrt(eta**-2 - y**2),
         "pre_gap": float(np.max(np.abs(cf.theta[pre] - gf.theta[: int(pre.sum())]))),
@@ -217,7 +216,7 @@ def _scalar_run(i, rel=0.0):
 
 @pytest.fixture(scope="module")
 def scalar_runs(profile, perturbation):
-    draws = _used_draws(F.scalar_setting, SIZES[profile]["draws"], rel=perturbation)
+    draws = _used_draws(E.scalar_setting, SIZES[profile]["draws"], rel=perturbation)
     return [_scalar_run(i, perturbation) for i in draws]
 
 
@@ -237,7 +236,7 @@ def test_fig1_levelset(audit, scalar_runs):
         f"(solver accuracy over ~1e3 steps; largest {max(gf):.1e}); O(1) = >= {O1} (smallest change: CF {min(cf):.3f}, "
         f"midpoint {min(mid):.3f}, iterate {min(gd):.3f})."
     )
-    _save(audit, FIG.figure1(scalar_runs), "cf_fig1")
+    audit.figure(FIG.figure1(scalar_runs), "cf_fig1")
     _per_draw_power(audit, len(scalar_runs))
     assert max(gf) <= GF_TOL
     assert min(cf) >= O1 and min(mid) >= O1 and min(gd) >= O1
@@ -362,22 +361,22 @@ def _sym_coords(B):
 
 
 def _mf_run(i, rel=0.0):
-    model, th, eta = _setting(F.mf_setting, i, rel)
-    T = F.SETTINGS["mf"]["T"]
+    model, th, eta = _setting(E.mf_setting, i, rel)
+    T = E.SETTINGS["mf"]["T"]
     grid = _grid(T)
     gf = F.gradient_flow(model, th, eta, T, grid)
     cf = F.hybrid_flow(model, th, eta, T, grid)
     gd = F.gradient_descent(model, th, eta, int(T))
     mid = F.midpoints(gd)
-    P0 = F.balancedness(th, model)
+    P0 = CL.balancedness(th, model)
     act_t, match, floor, coords, lam2, lam1 = [], [], [], [], [], []
     n, m_, r = model.shape
     for j in np.nonzero(cf.k > 0)[0]:
-        v = F.central_flow_velocity(model, cf.theta[j], eta)
+        v = SPEC.central_flow_velocity(model, cf.theta[j], eta)
         if v["sigma2"][0] <= 0:
             continue
-        Pdot = F.balancedness_rate(cf.theta[j], v["velocity"], model)  # d/dt (U^T U - V^T V), direct
-        Bt = F.mf_breaking_matrix(cf.theta[j], model, v["deltas"])
+        Pdot = CL.balancedness_rate(cf.theta[j], v["velocity"], model)  # d/dt (U^T U - V^T V), direct
+        Bt = CL.mf_breaking_matrix(cf.theta[j], model, v["deltas"])
         B = (Bt + Bt.T) / 2
         act_t.append(cf.t[j])
         match.append(np.linalg.norm(Pdot + eta * B) / np.linalg.norm(eta * B))
@@ -386,7 +385,7 @@ def _mf_run(i, rel=0.0):
         terms = 2 * (np.abs(dU.T) @ np.abs(U) + np.abs(dV.T) @ np.abs(V)) + eta * np.abs(B)  # sum of |terms|
         floor.append(np.max(np.abs(Pdot + eta * B) / terms))
         coords.append(_sym_coords(B))
-        lam = F.sharpness(model, cf.theta[j], 2)
+        lam = SPEC.sharpness(model, cf.theta[j], 2)
         lam1.append(lam[0] * eta / 2)
         lam2.append(lam[1] * eta / 2)
     svals = np.linalg.svd(np.array(coords), compute_uv=False)
@@ -397,13 +396,13 @@ def _mf_run(i, rel=0.0):
         "stop": cf.stop,
         "contact": cf.contact,
         "gf_t": gf.t,
-        "gf_dpsi": _rel_change(F.balancedness(gf.theta, model), P0),
+        "gf_dpsi": _rel_change(CL.balancedness(gf.theta, model), P0),
         "cf_t": cf.t,
-        "cf_dpsi": _rel_change(F.balancedness(cf.theta, model), P0),
+        "cf_dpsi": _rel_change(CL.balancedness(cf.theta, model), P0),
         "gd_t": np.arange(gd.shape[0], dtype=float),
-        "gd_dpsi": _rel_change(F.balancedness(gd, model), P0),
+        "gd_dpsi": _rel_change(CL.balancedness(gd, model), P0),
         "mid_t": np.arange(mid.shape[0]) + 0.5,
-        "mid_dpsi": _rel_change(F.balancedness(mid, model), P0),
+        "mid_dpsi": _rel_change(CL.balancedness(mid, model), P0),
         "p2_ratio": _p2_ratio(gd),
         "act_t": np.array(act_t),
         "match": np.array(match),
@@ -416,7 +415,7 @@ def _mf_run(i, rel=0.0):
 
 @pytest.fixture(scope="module")
 def mf_runs(profile, perturbation):
-    draws = _used_draws(F.mf_setting, SIZES[profile]["draws"], rel=perturbation)
+    draws = _used_draws(E.mf_setting, SIZES[profile]["draws"], rel=perturbation)
     return [_mf_run(i, perturbation) for i in draws]
 
 
@@ -434,7 +433,7 @@ def test_fig2_psi(audit, mf_runs):
         f"GF tolerance {GF_TOL:g} (solver accuracy; largest {max(gf):.1e}), O(1) = >= {O1} (smallest change: CF "
         f"{min(cf):.3f}, midpoint {min(mid):.3f})."
     )
-    _save(audit, FIG.figure2(mf_runs), "cf_fig2")
+    audit.figure(FIG.figure2(mf_runs), "cf_fig2")
     _per_draw_power(audit, len(mf_runs))
     assert max(gf) <= GF_TOL
     assert min(cf) >= O1 and min(mid) >= O1
@@ -513,15 +512,15 @@ def _relu_gate_scan(model, traj, eta):
     """(ratio at each active sample, times): the fixed-gate ratio along the hybrid CF."""
     ts, ratios = [], []
     for j in np.nonzero(traj.k > 0)[0]:
-        v = F.central_flow_velocity(model, traj.theta[j], eta)
+        v = SPEC.central_flow_velocity(model, traj.theta[j], eta)
         ts.append(traj.t[j])
-        ratios.append(F.fixed_gate_ratio(traj.theta[j], model, v["Q"][:, 0], v["sigma2"][0]))
+        ratios.append(CL.fixed_gate_ratio(traj.theta[j], model, v["Q"][:, 0], v["sigma2"][0]))
     return np.array(ratios), np.array(ts)
 
 
 def _relu_contact(i, T, rel=0.0):
     """The hybrid flow of draw i on a 0.1-step grid, or None when the draw is not used."""
-    model, th, eta = _setting(F.relu_setting, i, rel)
+    model, th, eta = _setting(E.relu_setting, i, rel)
     if not _below_edge(model, th, eta):
         return None
     traj = F.hybrid_flow(model, th, eta, T, _grid(T, 0.1))
@@ -540,12 +539,12 @@ def _first_failure(model, traj, eta):
 
 def _relu_point(model, thc, eta):
     """Per-neuron drift at a state: measured <grad h_j, theta'_CF> and predicted -eta (B~_ReLU)_jj."""
-    v = F.central_flow_velocity(model, thc, eta)
+    v = SPEC.central_flow_velocity(model, thc, eta)
     n, d, r = model.shape
     U, V = thc[: n * r].reshape(n, r), thc[n * r :].reshape(d, r)
     dU, dV = v["velocity"][: n * r].reshape(n, r), v["velocity"][n * r :].reshape(d, r)
     meas = 2 * np.sum(U * dU, axis=0) - 2 * np.sum(V * dV, axis=0)
-    Bt = F.relu_breaking_matrix(thc, model, v["deltas"])
+    Bt = CL.relu_breaking_matrix(thc, model, v["deltas"])
     pred = -eta * np.diag(Bt)
     b = np.diag(Bt)
     basis = np.linalg.svd(b[None, :])[2][1:]  # orthonormal basis of b-perp (rows)
@@ -554,13 +553,13 @@ def _relu_point(model, thc, eta):
         "pred": pred,
         "surv": float(np.max(np.abs(basis @ meas))),
         "b": b,
-        "ratio": F.fixed_gate_ratio(thc, model, v["Q"][:, 0], v["sigma2"][0]),
+        "ratio": CL.fixed_gate_ratio(thc, model, v["Q"][:, 0], v["sigma2"][0]),
         "scale": float(np.abs(meas).sum() + np.abs(pred).sum()),
     }
 
 
 def _relu_run(i, rel=0.0):
-    T = F.SETTINGS["relu"]["T"]
+    T = E.SETTINGS["relu"]["T"]
     model, th, eta, cf = _relu_contact(i, T, rel)
     tc, thc = _contact_state(cf)
     grid = _grid(T, 0.1)
@@ -569,7 +568,7 @@ def _relu_run(i, rel=0.0):
     mid = F.midpoints(gd)
     n, d, r = model.shape
     scale = np.sum(th[: n * r].reshape(n, r) ** 2, axis=0) + np.sum(th[n * r :].reshape(d, r) ** 2, axis=0)
-    h0 = F.law(th, model)
+    h0 = CL.law(th, model)
     return {
         "draw": i,
         "eta": eta,
@@ -578,14 +577,14 @@ def _relu_run(i, rel=0.0):
         "fail_t": _first_failure(model, cf, eta),
         "cf_stop": cf.stop,
         "gf_t": gf.t,
-        "h_gf": F.law(gf.theta, model),
+        "h_gf": CL.law(gf.theta, model),
         "cf_t": cf.t,
-        "h_cf": F.law(cf.theta, model),
+        "h_cf": CL.law(cf.theta, model),
         "mid_t": np.arange(mid.shape[0]) + 0.5,
-        "h_mid": F.law(mid, model),
-        "gd_h": F.law(gd, model),
-        "gf_dh": float(np.max(np.abs(F.law(gf.theta, model) - h0)) / scale.sum()),  # the solver's accuracy is global
-        "mid_dh": np.abs(F.law(mid[-1], model) - h0) / scale,
+        "h_mid": CL.law(mid, model),
+        "gd_h": CL.law(gd, model),
+        "gf_dh": float(np.max(np.abs(CL.law(gf.theta, model) - h0)) / scale.sum()),  # the solver's accuracy is global
+        "mid_dh": np.abs(CL.law(mid[-1], model) - h0) / scale,
         "gf_events": len(gf.events),
         "gf_slides": sum(e["kind"] == "slide" for e in gf.events),
         "p2_ratio": _p2_ratio(gd),
@@ -638,7 +637,7 @@ def test_fig3_match(audit, relu_runs):
         f"rebuilt B~_ReLU: largest difference {max(err) / EPS:.1f} eps x sum|terms| (tolerance 256 eps: sums of a few "
         f"dozen products). Signs of the clearly nonzero drifts: {sorted(signs)}."
     )
-    _save(audit, FIG.figure3(relu_runs), "cf_fig3")
+    audit.figure(FIG.figure3(relu_runs), "cf_fig3")
     assert max(err) <= 256 * EPS
     assert signs == {-1, 1}
 
@@ -662,7 +661,7 @@ def test_fig3_gate_ours(audit, relu_runs, relu_pool):
         f"{PAPER_RUNS} exceed one' has probability {(k / n) ** PAPER_RUNS:.3f} at the pooled estimate and at most "
         f"{hi**PAPER_RUNS:.3f} (95% upper bound)."
     )
-    _save(audit, FIG.figure3(relu_runs, pool), "cf_fig3_gate")
+    audit.figure(FIG.figure3(relu_runs, pool), "cf_fig3_gate")
     assert len(ratios) >= PAPER_RUNS and n >= 10
     assert all(np.isfinite(x) and x >= 0 for x in ratios + pool)
 
@@ -723,7 +722,7 @@ def test_fig4_gate(audit, relu_runs, relu_pool):
         f"{PAPER_RUNS} draws (first failures at t = "
         f"{', '.join('none' if f is None else f'{f:.1f}' for f in fail[:PAPER_RUNS])}); further draws and the pool are "
         f"reported (in {sum(f is None for f in fail)} of {len(fail)} draws the fixed gates hold to T = "
-        f"{F.SETTINGS['relu']['T']:g}, and {len(pool_fail) - within} of {len(pool_fail)} pooled draws do not fail "
+        f"{E.SETTINGS['relu']['T']:g}, and {len(pool_fail) - within} of {len(pool_fail)} pooled draws do not fail "
         "before t = 10)."
     )
     _per_draw_power(audit, PAPER_RUNS)
@@ -741,16 +740,16 @@ def test_fig4_laws(audit, relu_runs):
     mid = [r["mid_dh"] for r in relu_runs]
     alive = [r["alive"] for r in relu_runs]
     audit.ours(gf, 3, label="GF max_j,t |h_j - h_j(0)| / sum_j scale_j")
-    audit.ours([list(m) for m in mid], 4, label=f"GD midpoint |h_j({int(F.SETTINGS['relu']['T'])}) - h_j(0)| / scale_j")
+    audit.ours([list(m) for m in mid], 4, label=f"GD midpoint |h_j({int(E.SETTINGS['relu']['T'])}) - h_j(0)| / scale_j")
     audit.ours([[int(j) for j in np.nonzero(~a)[0]] for a in alive], label="neurons dead at every GD step")
     audit.ours([(r["gf_events"], r["gf_slides"]) for r in relu_runs], label="GF gate events (all, sliding)")
     audit.evidence(
         "GF integrated region by region (DOP853, rtol 1e-12; gate crossings and Filippov sliding as solver events), T "
-        f"= {F.SETTINGS['relu']['T']:g}, samples every 0.1; GD {int(F.SETTINGS['relu']['T'])} steps. GF tolerance "
+        f"= {E.SETTINGS['relu']['T']:g}, samples every 0.1; GD {int(E.SETTINGS['relu']['T'])} steps. GF tolerance "
         f"{GF_TOL:g} (solver accuracy; largest {max(gf):.1e}); the GD midpoint's largest change per draw is >= "
         f"{min(float(m.max()) for m in mid):.3f} of the scale (O(1) = >= {O1})."
     )
-    _save(audit, FIG.figure4(relu_runs), "cf_fig4")
+    audit.figure(FIG.figure4(relu_runs), "cf_fig4")
     _per_draw_power(audit, len(relu_runs))
     assert max(gf) <= GF_TOL
     assert all(m.max() >= O1 for m in mid)

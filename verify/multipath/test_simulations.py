@@ -17,7 +17,6 @@ draw is the orthogonal frame V of the full-matrix runs (numpy Generator, seed SE
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import mpmath
 import numpy as np
 import pytest
@@ -77,11 +76,6 @@ class _Sim:
 @pytest.fixture(scope="module")
 def sim(perturbation):
     return _Sim(perturbation)
-
-
-def _save(audit, fig, name: str) -> None:
-    audit.figure(fig, name)
-    plt.close(fig)
 
 
 @pytest.fixture(scope="module")
@@ -290,13 +284,13 @@ def test_figure2_trajectories(audit, fig1_runs, scales):
         "eta = 2/lambda_min": fig1_runs[(sc, "bal")],
     }
     halts = {"eta S_1 = 2.8": float(gd.halting_point(L20, 2.8 / S1)), "eta = 2/lambda_min": 0.5}
-    _save(audit, F.figure2(panels, SIG, halts), "mp_fig2")
+    audit.figure(F.figure2(panels, SIG, halts), "mp_fig2")
     f1 = {
         "eta < 2/S_1 (eta S_1 = 1.8)": (1.8 / S1, panels["eta S_1 = 1.8 (< 2)"]),
         "eta > 2/S_1 (eta S_1 = 2.8)": (2.8 / S1, panels["eta S_1 = 2.8"]),
         "eta = 2/lambda_1^min": (ETA_BAL, panels["eta = 2/lambda_min"]),
     }
-    _save(audit, F.figure1(f1, S1, LMIN), "mp_fig1")
+    audit.figure(F.figure1(f1, S1, LMIN), "mp_fig1")
     ends = {k: np.round(v.final_sigma[:, 0], 4).tolist() for k, v in panels.items()}
     lam = {k: round(gd.mode_sharpness(np.abs(v.final_sigma[:, 0]), [L20, L20]) / S1, 4) for k, v in panels.items()}
     audit.ours(ends, label=f"end points (sigma_11, sigma_21), alpha_1 = {sc:g}")
@@ -401,8 +395,7 @@ def _hetero_check(audit, hetero, depths):
 def test_heterogeneous_equilibrium_fig4(audit, hetero):
     dev, lamdev, rows = _hetero_check(audit, hetero, (3, 5, 7))
     (runs, opt), scales = hetero
-    _save(
-        audit,
+    audit.figure(
         F.figure4(
             {p: runs[(*p, scales[1])] for p in [(a, b) for a in (3, 5, 7) for b in (3, 5, 7)]},
             {p: opt[p][:2] for p in opt},
@@ -563,7 +556,7 @@ def test_chain_flips_only_above_gamma_wcr(sim, audit):
             n_flip = sum(sim.svs([L], [SIG], g / L, None, 3000, record_every=3000, a0=[[u]]).flipped for u in starts)
             table[(L, g)] = n_flip
     orbits = {(L, g): gd.chain_orbit(L, g) for L in (3, 5, 20) for g in gammas}
-    _save(audit, F.figure6(orbits, {L: gw[L] for L in (3, 5, 20)}), "mp_fig6")
+    audit.figure(F.figure6(orbits, {L: gw[L] for L in (3, 5, 20)}), "mp_fig6")
     audit.ours(table, label=f"(L, eta/eta_1) -> starts (of {starts.size}) that flip")
     audit.ours({L: round(v, 4) for L, v in gw.items()}, label="gamma_WCR(L)")
     audit.evidence(

@@ -30,7 +30,6 @@ from __future__ import annotations
 import functools
 import math
 
-import matplotlib.pyplot as plt
 import mpmath
 import numpy as np
 import pytest
@@ -132,11 +131,6 @@ def _common_gate_angle(delta0: float, t: float) -> float:
     """The common-gate mean path from the constructed checkpoint (B0 = 0.9) at time t, 30-digit mpmath."""
     with mpmath.workdps(30):
         return float(_common_gate_path()(mpmath.mpf(delta0), mpmath.mpf(t)))
-
-
-def _save(audit, fig, name: str) -> None:
-    audit.figure(fig, name)
-    plt.close(fig)
 
 
 # --- fixtures: each experiment once per module ----------------------------------------------------------
@@ -521,7 +515,7 @@ def test_fig2_median_offset(audit, results):
         f"95% interval's width). Literal check (3.9 inside our 95% interval): "
         f"{'holds' if lo <= 3.95 and hi >= 3.85 else 'fails'}."
     )
-    _save(audit, F.figure2(table1, pooled), "rg_fig2")
+    audit.figure(F.figure2(table1, pooled), "rg_fig2")
     # the offset of balanced constructed checkpoints, from the paper's own GD time 22.1 at delta0 = 1e-5
     c_bal = 22.1 - math.log(1e5) / A
 
@@ -779,8 +773,7 @@ def test_table2_saturation(audit, results):
             f"{', '.join(f'{v:.3f}' for v in frozen_powers)}; 1 - product over the independent settings",
         )
     )
-    _save(
-        audit,
+    audit.figure(
         F.recovery_curve_figure(
             [s for s in table2 if (s["b"], s["delta0"]) in ((16, 1e-5), (16, 1e-4), (64, 1e-5))],
             horizon=450.0,
@@ -1079,7 +1072,7 @@ def test_fig3a_function_of_gamma(audit, results):
         "The isotonic deviance is calibrated by 2000 binomial resamples from the fitted function."
     )
     paper_pts = [(0.01, 5 / 64, "b=1"), (0.64, 60 / 64, "b=64")]
-    _save(audit, F.figure3a(grid, table1, paper_pts), "rg_fig3a")
+    audit.figure(F.figure3a(grid, table1, paper_pts), "rg_fig3a")
     # Power: a factor 2 between the effective intensities of the two step sizes at equal Gamma; the deviance's
     # critical value is taken once from the null law under our fitted function (the test recalibrates per data set)
     _, inv = np.unique(np.round(np.log(G), 9), return_inverse=True)
@@ -1300,7 +1293,7 @@ def test_fig1_slopes(audit, results):
             "check fails when it does not round to -0.0500 (|slope + 0.05| > 5e-5)",
         )
     )
-    _save(audit, F.figure1(tr), "rg_fig1")
+    audit.figure(F.figure1(tr), "rg_fig1")
     assert rounds_to(src, "-0.0500") and all(rounds_to(s, "-0.0500") for s in sgd)
     assert abs(gd - 0.5861) <= 1e-3 and abs(gd - A) <= 1e-3
 
@@ -1496,7 +1489,7 @@ def test_parameter_noise(audit, results):
             z=Z_NOISE,
         )
     )
-    _save(audit, F.figure5(weight_decay, noise, paper_noise=PAPER_NOISE), "rg_fig5")
+    audit.figure(F.figure5(weight_decay, noise, paper_noise=PAPER_NOISE), "rg_fig5")
     assert all(c["consistent"] for c in comps.values())
     assert indep[0] < indep[1] <= indep[2]
     n = noise[0]["recovery"].size
@@ -1601,7 +1594,7 @@ def test_joint_half_times(audit, results):
             f"check's power is at least the largest: {', '.join(f'{v:.3f}' for v in powers)}",
         )
     )
-    _save(audit, F.figure4(joint, PAPER_HALF), "rg_fig4")
+    audit.figure(F.figure4(joint, PAPER_HALF), "rg_fig4")
     assert all(ok)
 
 

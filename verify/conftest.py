@@ -1,0 +1,13 @@
+"""The audit's property checks draw their examples deterministically.
+
+A report must give the same numbers on every run with the same code, so the Hypothesis
+checks under ``verify/`` use the derandomized ``ci`` profile (fixed examples) unless
+``HYPOTHESIS_PROFILE`` names another one on purpose.
+"""
+
+import os
+
+from hypothesis import settings
+
+if "HYPOTHESIS_PROFILE" not in os.environ:
+    settings.load_profile("ci")
