@@ -15,6 +15,7 @@ numerator of J then cancels from O(s) down to s^3/3, losing 2 log10(1/s) more; s
 the working precision, so it is not used on them).
 Precision is always local (``mpmath.workdps``), never ``mp.dps``.
 
+>>> import math
 >>> float(J_mp(0.0)), float(g_mp(math.pi / 2))
 (0.5, 0.25)
 """
