@@ -289,3 +289,50 @@ def test_a_lost_worker_fails_only_its_cell(tmp_path, direct):
     assert [o.status for o in run.outcomes] == ["computed", "failed", "computed"]
     assert "KilledWorker" in run.failures[0].error
     assert len(ResultStore(tmp_path).files("test.lost")) == 2
+
+
+# --- size overrides are routed to the experiments of the paper that defines them ------------------------
+
+
+def test_overrides_reach_only_the_experiments_that_define_them():
+    from dataclasses import dataclass, replace
+
+    from numerics.sweep.experiment import Experiment, check_overrides
+
+    @dataclass(frozen=True)
+    class SizesA:
+        streams_a: int = 4
+        perturb: float = 0.0
+
+    @dataclass(frozen=True)
+    class SizesB:
+        steps_b: int = 10
+        perturb: float = 0.0
+
+    def sizes_of(cls):
+        def sizes(_profile, overrides):
+            unknown = set(overrides) - {f for f in cls.__dataclass_fields__}
+            if unknown:
+                raise ValueError(f"unknown size {sorted(unknown)[0]!r}")
+            return replace(cls(), **{k: type(getattr(cls(), k))(v) for k, v in overrides.items()})
+
+        return sizes
+
+    def exp(name, cls):
+        return Experiment(
+            name=name,
+            summary="",
+            sizes=sizes_of(cls),
+            cells=lambda z: [],
+            compute=lambda p: None,
+            assemble=lambda z, p, v: None,
+        )
+
+    a, b = exp("pa.x", SizesA), exp("pb.y", SizesB)
+    overrides = {"streams_a": "8", "steps_b": "20", "perturb": "1e-12"}
+    check_overrides([a, b], "quick", overrides)
+    assert a.own_sizes("quick", overrides) == SizesA(streams_a=8, perturb=1e-12)
+    assert b.own_sizes("quick", overrides) == SizesB(steps_b=20, perturb=1e-12)
+    assert a.size_names() == ("streams_a", "perturb")
+    with pytest.raises(ValueError, match="unknown size 'streams'; sizes are: streams_a, perturb, steps_b"):
+        check_overrides([a, b], "quick", {"streams": "1"})

@@ -77,13 +77,13 @@ def report_dir(config) -> Path:
 def size_overrides(config) -> dict:
     """The ``--set NAME=VALUE`` size overrides as a dict (validated against the papers' size tables)."""
     from numerics.sweep.cli import parse_sets
+    from numerics.sweep.experiment import check_overrides
     from numerics.sweep.registry import experiments
 
     try:
         overrides = parse_sets(config.getoption("audit_sizes"))
         if overrides:
-            for exp in experiments().values():
-                exp.sizes(audit_profile(config), overrides)
+            check_overrides(experiments().values(), audit_profile(config), overrides)
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     return overrides

@@ -51,7 +51,7 @@ class SweepSession:
         from numerics.sweep import resolve
 
         (exp,) = resolve([name])
-        return bool(exp.cells(exp.sizes(self.profile, self.overrides)))
+        return bool(exp.cells(exp.own_sizes(self.profile, self.overrides)))
 
     def prefetch(self, names) -> None:
         """Run the cells of the experiments ``names`` not run yet, all together (no barrier between them)."""

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from numerics.sweep.engine import CellOutcome, describe, make_executor, run_sweeps
+from numerics.sweep.experiment import check_overrides
 from numerics.sweep.registry import experiments, resolve
 from numerics.sweep.store import ResultStore
 
@@ -97,7 +98,9 @@ def list_experiments(profile: str, overrides: dict) -> list[dict]:
     """Name, summary and cell count of every experiment at the sizes of ``profile``."""
     out = []
     for exp in experiments().values():
-        out.append({"name": exp.name, "cells": len(exp.cells(exp.sizes(profile, overrides))), "summary": exp.summary})
+        out.append(
+            {"name": exp.name, "cells": len(exp.cells(exp.own_sizes(profile, overrides))), "summary": exp.summary}
+        )
     return out
 
 
@@ -107,7 +110,7 @@ def status(names: Sequence[str] | None, profile: str, overrides: dict, store: Re
     for exp in resolve(names or ["all"]):
         counts = {"stored": 0, "missing": 0, "stale": 0, "corrupt": 0}
         compute_s = 0.0
-        cells = exp.cells(exp.sizes(profile, overrides))
+        cells = exp.cells(exp.own_sizes(profile, overrides))
         for p in cells:
             found = store.load(exp.name, p, code_version=exp.code_version)
             wanted.add(found.path.resolve())
@@ -225,6 +228,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
         overrides = parse_sets(args.set)
+        if overrides:
+            check_overrides(experiments().values(), args.profile, overrides)
         store = ResultStore(args.store)
         if args.command == "LIST":
             if args.experiments:

@@ -296,7 +296,7 @@ def make_executor(
 
 def _lookup(experiment: Experiment, profile: str, overrides: dict | None, store: ResultStore | None):
     """A :class:`SweepRun` with the stored cells filled in, and the indices of the cells to compute."""
-    sizes = experiment.sizes(profile, overrides or {})
+    sizes = experiment.own_sizes(profile, overrides)
     params = experiment.cells(sizes)
     version = experiment.code_version
     values: list = [None] * len(params)

@@ -22,7 +22,7 @@ import hashlib
 import importlib.util
 import platform
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from functools import cache
 from typing import Any
 
@@ -54,6 +54,33 @@ class Experiment:
         # file edited later (a pull during a long run) cannot relabel cells computed by the
         # code already in memory.
         object.__setattr__(self, "code_version", code_version(self.code_modules))
+
+    def size_names(self, profile: str = "quick") -> tuple[str, ...]:
+        """The names of this experiment's sizes (fields of its size object; none when it has none)."""
+        base = self.sizes(profile, {})
+        return tuple(f.name for f in fields(base)) if is_dataclass(base) else ()
+
+    def own_sizes(self, profile: str, overrides: dict | None = None) -> Any:
+        """The sizes of ``profile`` changed by those ``overrides`` that name this experiment's own sizes.
+
+        Overrides are given once for every paper (``--set NAME=VALUE``); each experiment
+        takes the names its paper defines and leaves the others' (a name several papers
+        define, such as ``perturb``, reaches them all). See :func:`check_overrides`.
+        """
+        own = set(self.size_names(profile))
+        return self.sizes(profile, {k: v for k, v in (overrides or {}).items() if k in own})
+
+
+def check_overrides(experiments, profile: str, overrides: dict) -> None:
+    """ValueError for a size no experiment defines, or a value some experiment refuses (naming the size)."""
+    known: dict[str, None] = {}
+    for exp in experiments:
+        known.update(dict.fromkeys(exp.size_names(profile)))
+    for name in overrides:
+        if name not in known:
+            raise ValueError(f"unknown size {name!r}; sizes are: {', '.join(known)}")
+    for exp in experiments:
+        exp.own_sizes(profile, overrides)
 
 
 @cache
