@@ -44,7 +44,7 @@ def test_list_shows_every_experiment_with_cell_counts(capsys):
     "argv, message",
     [
         (["RUN"], "RUN needs at least one experiment"),
-        (["RUN", "table9"], "unknown experiment 'table9'; known: all, rare_gates"),
+        (["RUN", "table9"], "unknown experiment 'table9'; known: all, central_flow, "),
         (["STATUS", "--set", "streams=4"], "unknown size 'streams'"),
         (["STATUS", "--set", "table1_inits"], "--set: expected NAME=VALUE"),
         (["LIST", "--set", "appendix20_horizon=-1"], "size appendix20_horizon must be a number > 0"),

@@ -76,6 +76,19 @@ def test_unsupported_values_name_their_path():
         encode(np.array([None, 1], dtype=object))
 
 
+def test_numerics_records_round_trip_and_nothing_else_is_imported():
+    from numerics.multipath import gd
+
+    run = gd.simulate_svs([3, 3], [1.0], 0.3, [1e-2, 9e-3], 50, record_every=7)
+    back = decode(*encode({"run": run}))["run"]
+    assert type(back) is gd.SVSRun and equal(back, run) and back.flipped == run.flipped
+    assert not equal(back, gd.simulate_svs([3, 3], [1.0], 0.3, [1e-2, 9e-3], 51, record_every=7))
+    skeleton, arrays = encode(run)
+    for name in ("os:system", "numerics.multipath.gd:SVSRun.sub", "numerics.multipath.gd:Missing"):
+        with pytest.raises(ValueError, match="stored dataclass"):
+            decode({**skeleton, "dataclass": name}, arrays)
+
+
 def test_canonical_parameters_and_keys():
     assert canonical({"b": 1, "a": [1, 2.5]}) == canonical({"a": (1, 2.5), "b": 1})
     assert cell_key("x", {"a": 1}) != cell_key("y", {"a": 1}) != cell_key("x", {"a": 2})

@@ -8,7 +8,7 @@ Claims that ran in both reports (neither ``not-run``) are compared; the command 
 claim whose verdict differs and exits 1 if there is one, 0 otherwise, 2 on bad input. Its
 use: ``pytest verify --perturb 1e-12 --report-dir perturbed`` reruns every simulation from a
 start moved by a rounding-sized amount, and this command then shows that no verdict hangs
-on one trajectory (``.ci/run`` does this for the multipath and central-flow simulations).
+on one trajectory (``.ci/run`` does this for the simulations of all three papers).
 """
 
 from __future__ import annotations

@@ -53,6 +53,12 @@ class SweepSession:
         (exp,) = resolve([name])
         return bool(exp.cells(exp.own_sizes(self.profile, self.overrides)))
 
+    def sizes(self, paper: str):
+        """The sizes of ``paper`` at this session's profile and overrides (for checks that run GD themselves)."""
+        from numerics.sweep import resolve
+
+        return resolve([paper])[0].own_sizes(self.profile, self.overrides)
+
     def prefetch(self, names) -> None:
         """Run the cells of the experiments ``names`` not run yet, all together (no barrier between them)."""
         from numerics.sweep import resolve, run_sweeps

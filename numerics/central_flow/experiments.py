@@ -1,4 +1,4 @@
-"""The central-flow paper's experiments: the settings read for the lost ones and their random draws.
+"""The central-flow paper's experiments: the settings read for the lost ones, their draws and the runs.
 
 The text lost every setting of Figures 1-4 except r = 2 (matrix factorisation), r = 3 (ReLU),
 T = 200 (scalar) and "three random seeds"; :data:`SETTINGS` holds the reading (one step size
@@ -7,8 +7,15 @@ past 2/eta). Draw ``draw`` of a model under ``seed`` comes from a Philox generat
 (seed, draw) (:func:`philox`), so every draw is reproducible on its own and independent of the
 order in which draws are made; :func:`scalar_setting`, :func:`mf_setting` and
 :func:`relu_setting` return (model, theta0, eta) for one draw. The checks in
-``verify/central_flow/test_simulations.py`` run the flows of :mod:`numerics.central_flow.flows`
-on these draws.
+``verify/central_flow/test_simulations.py`` read the runs below through the sweep layer
+(:mod:`numerics.central_flow.sweeps`): :func:`scalar_run`, :func:`mf_run` and :func:`relu_run`
+integrate GD, gradient flow (GF) and the hybrid central flow (CF) of one used draw and measure
+what Figures 1-4 show; :func:`relu_pool` scans draws for the fixed-gate statistics. The sizes of
+an audit profile are :class:`Sizes` (``--set cf_draws=8``).
+
+Used draws. A draw is used when its start lies below the edge (lambda_max(theta0) < 2/eta; a
+start above the edge has no central flow) and, for ReLU, when its hybrid flow reaches the edge
+(within t = 20) (:func:`used_draws`, :func:`relu_contact`).
 
 >>> model, theta0, eta = scalar_setting(0, 1)
 >>> model.name, theta0.shape, eta
@@ -17,11 +24,19 @@ on these draws.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
+from numerics.central_flow import flows as F
+from numerics.central_flow import laws as CL
+from numerics.central_flow import spectra as SPEC
 from numerics.central_flow.models import Model, _count, mf_model, mf_pack, relu_model, scalar_model
+from numerics.perturb import perturb_relative
+from numerics.sweep.experiment import profile_sizes, replace_sizes
 
 __all__ = [
     "philox",
@@ -29,6 +44,23 @@ __all__ = [
     "scalar_setting",
     "mf_setting",
     "relu_setting",
+    "Sizes",
+    "PROFILES",
+    "sizes",
+    "sizes_with",
+    "SEED",
+    "GRID_STEP",
+    "P2_SKIP",
+    "RELU_CONTACT_T",
+    "draw",
+    "used_draws",
+    "relu_contact",
+    "scalar_run",
+    "mf_run",
+    "relu_run",
+    "relu_pool",
+    "relu_used",
+    "relu_runs",
 ]
 
 
@@ -103,3 +135,371 @@ def relu_setting(seed: int, draw: int) -> tuple[Model, np.ndarray, float]:
     U = c["scale_U"] * _unit_spectral(rng.normal(size=(n, r)))
     V = c["scale_V"] * _unit_spectral(rng.normal(size=(d, r)))
     return relu_model(X, Y, r), mf_pack(U, V), c["eta"]
+
+
+# --- sizes of an audit profile --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Sizes of one audit profile (see :data:`PROFILES`); ``--set NAME=VALUE`` changes them."""
+
+    cf_draws: int  # used draws per model (the paper: "three random seeds"; the first three stand for them)
+    cf_relu_pool: int  # ReLU draws tried for the pooled fixed-gate statistics (Figures 3-4)
+    perturb: float = 0.0  # every start moved by this much relative (robustness reruns; ``pytest verify --perturb``)
+
+
+PROFILES = {
+    "quick": Sizes(cf_draws=6, cf_relu_pool=40),
+    "full": Sizes(cf_draws=8, cf_relu_pool=200),
+}
+
+
+def sizes(profile: str) -> Sizes:
+    """The :class:`Sizes` of ``profile`` ('quick' or 'full').
+
+    >>> sizes("quick").cf_draws
+    6
+    """
+    return profile_sizes(PROFILES, profile)
+
+
+def sizes_with(profile: str, overrides: dict | None = None) -> Sizes:
+    """The sizes of ``profile`` with fields replaced by ``overrides`` (values as numbers or as text).
+
+    >>> sizes_with("quick", {"cf_relu_pool": "80"}).cf_relu_pool
+    80
+    >>> sizes_with("quick", {"cf_draws": "2"})
+    Traceback (most recent call last):
+    ...
+    ValueError: size cf_draws must be an integer >= 3; got '2'
+    """
+    return replace_sizes(sizes(profile), overrides, minimum={"cf_draws": 3, "cf_relu_pool": 10})
+
+
+# --- the runs -----------------------------------------------------------------------------------------
+
+SEED = 0  # fixed once, never tuned
+GRID_STEP = 0.25  # sampling interval of the flows, in GD steps (ReLU gate scans: 0.1)
+P2_SKIP = 3  # period-two amplitudes are compared from step 3 on (the first steps are the catapult itself)
+RELU_CONTACT_T = 20.0  # horizon of the ReLU pool's hybrid flows (the first EOS contact comes well before)
+
+Setting = Callable[[int, int], tuple[Model, np.ndarray, float]]
+
+
+def _grid(T: float, step: float = GRID_STEP) -> np.ndarray:
+    return np.linspace(0.0, T, int(round(T / step)) + 1)
+
+
+def _p2(seq: np.ndarray) -> np.ndarray:
+    """Period-two amplitude |x_{k+1} - 2 x_k + x_{k-1}| / 4 (= b for x_k = a + (-1)^k b)."""
+    d2 = np.diff(np.asarray(seq), 2, axis=0)
+    return np.linalg.norm(d2.reshape(d2.shape[0], -1), axis=1) / 4
+
+
+def _p2_ratio(iterates: np.ndarray) -> float:
+    """Sum of the midpoints' period-two amplitudes over GD's, from step P2_SKIP on."""
+    return float(_p2(F.midpoints(iterates))[P2_SKIP:].sum() / _p2(iterates)[P2_SKIP:].sum())
+
+
+def _contact_state(traj: F.Trajectory) -> tuple[float, np.ndarray]:
+    """(t, theta) where the hybrid flow first reached the edge."""
+    ev = next(e for e in traj.events if e["kind"] == "mode" and e["k"][1] > 0)
+    return ev["t"], ev["theta"]
+
+
+def _below_edge(model: Model, theta: np.ndarray, eta: float) -> bool:
+    return bool(SPEC.sharpness(model, theta)[0] < 2.0 / eta)
+
+
+def draw(setting: Setting, i: int, rel: float = 0.0) -> tuple[Model, np.ndarray, float]:
+    """Draw ``i`` of a setting under :data:`SEED`, its start moved by ``rel`` relative (keyed by model and draw)."""
+    model, th, eta = setting(SEED, i)
+    return model, perturb_relative(th, rel, setting.__name__, SEED, i), eta
+
+
+def used_draws(setting: Setting, count: int, tries: int = 400, rel: float = 0.0) -> list[int]:
+    """The first ``count`` draws of ``setting`` whose start lies below the edge (RuntimeError if fewer in ``tries``).
+
+    >>> used_draws(scalar_setting, 3)
+    [0, 1, 2]
+    """
+    out: list[int] = []
+    i = 0
+    while len(out) < count:
+        if i >= tries:
+            raise RuntimeError(f"fewer than {count} usable draws among the first {tries}")
+        model, th, eta = draw(setting, i, rel)
+        if _below_edge(model, th, eta):
+            out.append(i)
+        i += 1
+    return out
+
+
+def _rel_change(values: npt.ArrayLike, ref: npt.ArrayLike, scale: npt.ArrayLike | None = None) -> np.ndarray:
+    values, ref = np.asarray(values), np.asarray(ref)
+    diff = values - ref
+    if diff.ndim == 3:  # matrices: Frobenius norm
+        return np.linalg.norm(diff.reshape(diff.shape[0], -1), axis=1) / np.linalg.norm(ref)
+    return np.abs(diff) / (np.abs(ref) if scale is None else scale)
+
+
+def scalar_run(i: int, perturb: float = 0.0) -> dict[str, Any]:
+    """Figure 1: GF, hybrid CF and GD of scalar draw ``i`` to T = 200, the law h = u^2 - v^2 along each.
+
+    Returns the per-sample changes of h, the sharpness along CF, the contact state (where the
+    checks evaluate Eq. (18)) and the velocity's h' and sigma^2 at every active sample.
+    """
+    model, th, eta = draw(scalar_setting, i, perturb)
+    c = SETTINGS["scalar"]
+    T, y = c["T"], c["y"]
+    grid = _grid(T)
+    gf = F.gradient_flow(model, th, eta, T, grid)
+    cf = F.hybrid_flow(model, th, eta, T, grid)
+    gd = F.gradient_descent(model, th, eta, int(T))
+    mid = F.midpoints(gd)
+    h0 = float(CL.law(th, model))
+    tc, thc = _contact_state(cf)
+    vc = SPEC.central_flow_velocity(model, thc, eta)
+    hdot_meas = float(2 * thc[0] * vc["velocity"][0] - 2 * thc[1] * vc["velocity"][1])  # <grad h, theta'>
+    lam_c = np.linalg.eigvalsh(model.hessian(thc))
+    lam = np.array([SPEC.sharpness(model, x)[0] for x in cf.theta])
+    act = np.nonzero(cf.k > 0)[0]
+    vel = [SPEC.central_flow_velocity(model, cf.theta[j], eta) for j in act]
+    hdot = np.array(
+        [2 * cf.theta[j][0] * v["velocity"][0] - 2 * cf.theta[j][1] * v["velocity"][1] for j, v in zip(act, vel)]
+    )
+    s2 = np.array([v["sigma2"][0] for v in vel])
+    probe = act[:: max(1, act.size // 25)]
+    eigsh_gap = max(abs(SPEC.sharpness(model, cf.theta[j], method="eigsh")[0] - lam[j]) / lam[j] for j in probe)
+    pre = cf.k == 0
+    return {
+        "draw": i,
+        "T": T,
+        "eta": eta,
+        "y": y,
+        "h0": h0,
+        "theta0": th,
+        "gf_t": gf.t,
+        "gf_dh": _rel_change(CL.law(gf.theta, model), h0),
+        "cf_t": cf.t,
+        "cf_k": cf.k,
+        "cf_h": CL.law(cf.theta, model),
+        "cf_dh": _rel_change(CL.law(cf.theta, model), h0),
+        "cf_lam": lam * eta / 2,
+        "gd_t": np.arange(gd.shape[0], dtype=float),
+        "gd_dh": _rel_change(CL.law(gd, model), h0),
+        "mid_t": np.arange(mid.shape[0]) + 0.5,
+        "mid_dh": _rel_change(CL.law(mid, model), h0),
+        "p2_ratio": _p2_ratio(gd),
+        "contact": tc,
+        "contact_theta": thc,
+        "hdot_meas": hdot_meas,
+        "kappa": float(lam_c[-1] / (lam_c[-1] - lam_c[0])),
+        "abs_hT": float(np.abs(CL.law(cf.theta[-1], model))),
+        "t_last": float(cf.t[-1]),
+        "bound": 2 * np.sqrt(eta**-2 - y**2),
+        "pre_gap": float(np.max(np.abs(cf.theta[pre] - gf.theta[: int(pre.sum())]))),
+        "pre_lam_max": float(lam[pre].max() * eta / 2),
+        "act": act,
+        "act_hdot": hdot,
+        "act_s2": s2,
+        "eigsh_gap": float(eigsh_gap),
+        "stop": cf.stop,
+    }
+
+
+def _sym_coords(B: np.ndarray) -> np.ndarray:
+    """Frobenius-orthonormal coordinates of a symmetric 2 x 2 matrix."""
+    return np.array([B[0, 0], np.sqrt(2) * B[0, 1], B[1, 1]])
+
+
+def mf_run(i: int, perturb: float = 0.0) -> dict[str, Any]:
+    """Figure 2: GF, hybrid CF and GD of matrix-factorisation draw ``i`` to T = 100, with Psi = U^T U - V^T V.
+
+    At every active CF sample: Psi' by direct differentiation against -eta sym(B~) (relative and
+    entrywise against the sum of |terms|), B's coordinates in Sym(2) and the top two eigenvalues.
+    """
+    model, th, eta = draw(mf_setting, i, perturb)
+    T = SETTINGS["mf"]["T"]
+    grid = _grid(T)
+    gf = F.gradient_flow(model, th, eta, T, grid)
+    cf = F.hybrid_flow(model, th, eta, T, grid)
+    gd = F.gradient_descent(model, th, eta, int(T))
+    mid = F.midpoints(gd)
+    P0 = CL.balancedness(th, model)
+    act_t, match, floor, coords, lam2, lam1 = [], [], [], [], [], []
+    n, m_, r = model.shape
+    for j in np.nonzero(cf.k > 0)[0]:
+        v = SPEC.central_flow_velocity(model, cf.theta[j], eta)
+        if v["sigma2"][0] <= 0:
+            continue
+        Pdot = CL.balancedness_rate(cf.theta[j], v["velocity"], model)  # d/dt (U^T U - V^T V), direct
+        Bt = CL.mf_breaking_matrix(cf.theta[j], model, v["deltas"])
+        B = (Bt + Bt.T) / 2
+        act_t.append(cf.t[j])
+        match.append(np.linalg.norm(Pdot + eta * B) / np.linalg.norm(eta * B))
+        U, V = cf.theta[j][: n * r].reshape(n, r), cf.theta[j][n * r :].reshape(m_, r)
+        dU, dV = v["velocity"][: n * r].reshape(n, r), v["velocity"][n * r :].reshape(m_, r)
+        terms = 2 * (np.abs(dU.T) @ np.abs(U) + np.abs(dV.T) @ np.abs(V)) + eta * np.abs(B)  # sum of |terms|
+        floor.append(np.max(np.abs(Pdot + eta * B) / terms))
+        coords.append(_sym_coords(B))
+        lam = SPEC.sharpness(model, cf.theta[j], 2)
+        lam1.append(lam[0] * eta / 2)
+        lam2.append(lam[1] * eta / 2)
+    svals = np.linalg.svd(np.array(coords), compute_uv=False)
+    return {
+        "draw": i,
+        "eta": eta,
+        "T": T,
+        "stop": cf.stop,
+        "contact": cf.contact,
+        "gf_t": gf.t,
+        "gf_dpsi": _rel_change(CL.balancedness(gf.theta, model), P0),
+        "cf_t": cf.t,
+        "cf_dpsi": _rel_change(CL.balancedness(cf.theta, model), P0),
+        "gd_t": np.arange(gd.shape[0], dtype=float),
+        "gd_dpsi": _rel_change(CL.balancedness(gd, model), P0),
+        "mid_t": np.arange(mid.shape[0]) + 0.5,
+        "mid_dpsi": _rel_change(CL.balancedness(mid, model), P0),
+        "p2_ratio": _p2_ratio(gd),
+        "act_t": np.array(act_t),
+        "match": np.array(match),
+        "floor": np.array(floor),
+        "svals": svals,
+        "lam1": np.array(lam1),
+        "lam2": np.array(lam2),
+    }
+
+
+def _relu_gate_scan(model: Model, traj: F.Trajectory, eta: float) -> tuple[np.ndarray, np.ndarray]:
+    """(ratio at each active sample, times): the fixed-gate ratio along the hybrid CF."""
+    ts, ratios = [], []
+    for j in np.nonzero(traj.k > 0)[0]:
+        v = SPEC.central_flow_velocity(model, traj.theta[j], eta)
+        ts.append(traj.t[j])
+        ratios.append(CL.fixed_gate_ratio(traj.theta[j], model, v["Q"][:, 0], v["sigma2"][0]))
+    return np.array(ratios), np.array(ts)
+
+
+def relu_contact(i: int, T: float, rel: float = 0.0) -> tuple[Model, np.ndarray, float, F.Trajectory] | None:
+    """The hybrid flow of ReLU draw ``i`` to ``T`` on a 0.1-step grid, or None when the draw is not used."""
+    model, th, eta = draw(relu_setting, i, rel)
+    if not _below_edge(model, th, eta):
+        return None
+    traj = F.hybrid_flow(model, th, eta, T, _grid(T, 0.1))
+    if traj.contact is None:
+        return None
+    return model, th, eta, traj
+
+
+def _first_failure(model: Model, traj: F.Trajectory, eta: float) -> float | None:
+    ratios, ts = _relu_gate_scan(model, traj, eta)
+    bad = np.nonzero(ratios <= 1.0)[0]
+    if bad.size:
+        return float(ts[bad[0]])
+    return float(traj.t[-1]) if traj.stop else None  # a central trajectory stopped on a boundary has failed there
+
+
+def _relu_point(model: Model, thc: np.ndarray, eta: float) -> dict[str, Any]:
+    """Per-neuron drift at a state: measured <grad h_j, theta'_CF> and predicted -eta (B~_ReLU)_jj."""
+    v = SPEC.central_flow_velocity(model, thc, eta)
+    n, d, r = model.shape
+    U, V = thc[: n * r].reshape(n, r), thc[n * r :].reshape(d, r)
+    dU, dV = v["velocity"][: n * r].reshape(n, r), v["velocity"][n * r :].reshape(d, r)
+    meas = 2 * np.sum(U * dU, axis=0) - 2 * np.sum(V * dV, axis=0)
+    Bt = CL.relu_breaking_matrix(thc, model, v["deltas"])
+    pred = -eta * np.diag(Bt)
+    b = np.diag(Bt)
+    basis = np.linalg.svd(b[None, :])[2][1:]  # orthonormal basis of b-perp (rows)
+    return {
+        "meas": meas,
+        "pred": pred,
+        "surv": float(np.max(np.abs(basis @ meas))),
+        "b": b,
+        "ratio": CL.fixed_gate_ratio(thc, model, v["Q"][:, 0], v["sigma2"][0]),
+        "scale": float(np.abs(meas).sum() + np.abs(pred).sum()),
+    }
+
+
+def relu_pool(first: int, count: int, perturb: float = 0.0) -> list[tuple[int, float, float | None, float]]:
+    """(draw, fixed-gate ratio at first contact, first failure time, contact time) of every used draw in range.
+
+    Draws ``first .. first + count - 1``; the hybrid flow runs to :data:`RELU_CONTACT_T`.
+    """
+    out: list[tuple[int, float, float | None, float]] = []
+    for i in range(first, first + count):
+        got = relu_contact(i, RELU_CONTACT_T, perturb)
+        if got is None:
+            continue
+        model, _, eta, traj = got
+        tc, thc = _contact_state(traj)
+        out.append((i, _relu_point(model, thc, eta)["ratio"], _first_failure(model, traj, eta), tc))
+    return out
+
+
+def relu_used(count: int, tries: int, perturb: float = 0.0) -> list[int]:
+    """The first ``count`` used ReLU draws among the first ``tries`` (those of :func:`relu_pool`), in order."""
+    out: list[int] = []
+    for i in range(tries):
+        if len(out) == count:
+            break
+        if relu_contact(i, RELU_CONTACT_T, perturb) is not None:
+            out.append(i)
+    if len(out) < count:
+        raise RuntimeError(f"only {len(out)} usable ReLU draws among the first {tries}; {count} needed")
+    return out
+
+
+def _preacts(model: Model, theta: np.ndarray) -> np.ndarray:
+    if model.preacts is None:
+        raise ValueError(f"model {model.name!r} has no pre-activations (ReLU only)")
+    return model.preacts(theta)
+
+
+def relu_run(i: int, perturb: float = 0.0) -> dict[str, Any]:
+    """Figures 3-4: hybrid CF, GF and GD of ReLU draw ``i`` to T = 60, the laws h_j per neuron along each.
+
+    Returns the drifts at the first contact (:func:`_relu_point`), the first fixed-gate failure,
+    and the changes of each h_j (GF's against sum_j |u_j|^2 + |v_j|^2, the midpoint's against
+    each neuron's own scale).
+    """
+    T = SETTINGS["relu"]["T"]
+    got = relu_contact(i, T, perturb)
+    if got is None:
+        raise ValueError(f"relu_run: draw {i} is not used (start above the edge, or no EOS contact by t = {T:g})")
+    model, th, eta, cf = got
+    tc, thc = _contact_state(cf)
+    grid = _grid(T, 0.1)
+    gf = F.gradient_flow(model, th, eta, T, grid)
+    gd = F.gradient_descent(model, th, eta, int(T))
+    mid = F.midpoints(gd)
+    n, d, r = model.shape
+    scale = np.sum(th[: n * r].reshape(n, r) ** 2, axis=0) + np.sum(th[n * r :].reshape(d, r) ** 2, axis=0)
+    h0 = CL.law(th, model)
+    return {
+        "draw": i,
+        "eta": eta,
+        "contact": tc,
+        **_relu_point(model, thc, eta),
+        "fail_t": _first_failure(model, cf, eta),
+        "cf_stop": cf.stop,
+        "gf_t": gf.t,
+        "h_gf": CL.law(gf.theta, model),
+        "cf_t": cf.t,
+        "h_cf": CL.law(cf.theta, model),
+        "mid_t": np.arange(mid.shape[0]) + 0.5,
+        "h_mid": CL.law(mid, model),
+        "gd_h": CL.law(gd, model),
+        "gf_dh": float(np.max(np.abs(CL.law(gf.theta, model) - h0)) / scale.sum()),  # the solver's accuracy is global
+        "mid_dh": np.abs(CL.law(mid[-1], model) - h0) / scale,
+        "gf_events": len(gf.events),
+        "gf_slides": sum(e["kind"] == "slide" for e in gf.events),
+        "p2_ratio": _p2_ratio(gd),
+        "alive": np.any([_preacts(model, x) > 0 for x in gd], axis=(0, 1)),
+    }
+
+
+def relu_runs(count: int, tries: int, perturb: float = 0.0) -> list[dict[str, Any]]:
+    """:func:`relu_run` of the first ``count`` used ReLU draws among the first ``tries`` (:func:`relu_used`)."""
+    return [relu_run(i, perturb) for i in relu_used(count, tries, perturb)]

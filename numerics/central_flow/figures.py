@@ -16,9 +16,16 @@ ratio 1, 10 steps) are dotted black.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+import numpy.typing as npt
 
 from numerics.plotting import PAPER, plt
+
+if TYPE_CHECKING:
+    from matplotlib.figure import SubFigure
 
 FLOWS = {
     "gf": ("C0", "-", "gradient flow"),
@@ -39,7 +46,7 @@ def _floor(x):
     return np.maximum(np.abs(x), 1e-18)  # log axes: exact zeros drawn at 1e-18
 
 
-def sharpness_panel(records, ax=None):
+def sharpness_panel(records: Iterable[Mapping[str, Any]], ax: plt.Axes | None = None) -> plt.Figure | SubFigure:
     """lambda_max(H) eta / 2 along each hybrid central flow; dotted: the edge 2/eta."""
     fig = None
     if ax is None:
@@ -53,8 +60,11 @@ def sharpness_panel(records, ax=None):
     return fig if fig is not None else ax.figure
 
 
-def figure1(runs) -> plt.Figure:
-    """Figure 1 (scalar model): level set, drift at first contact, pinned sharpness, |h(200)| vs the bound."""
+def figure1(runs: Sequence[Mapping[str, Any]], predicted: npt.ArrayLike) -> plt.Figure:
+    """Figure 1 (scalar model): level set, drift at first contact, pinned sharpness, |h(200)| vs the bound.
+
+    ``predicted``: Eq. (18)'s h' at each run's contact state (the checks evaluate the derivation).
+    """
     fig, ax = plt.subplots(1, 4, figsize=(17, 3.6))
     for s, r in enumerate(runs):
         for key in ("gf", "gd", "mid", "cf"):
@@ -63,7 +73,7 @@ def figure1(runs) -> plt.Figure:
     ax[0].set(xlabel="t (GD steps)", ylabel="|h(t) - h0| / |h0|", title="level set of h")
     ax[0].legend(fontsize=7)
     meas = np.array([r["hdot_meas"] for r in runs])
-    pred = np.array([r["hdot_pred"] for r in runs])
+    pred = np.asarray(predicted, dtype=float)
     ax[1].scatter(pred, meas, c=[f"C{s}" for s in range(len(runs))], zorder=3)
     _identity(ax[1], pred, meas)
     ax[1].set(xlabel="Eq. (18) prediction", ylabel="measured <grad h, theta'_CF>", title="drift at first EOS contact")
@@ -92,7 +102,7 @@ def figure1(runs) -> plt.Figure:
     return fig
 
 
-def figure2(runs) -> plt.Figure:
+def figure2(runs: Sequence[Mapping[str, Any]]) -> plt.Figure:
     """Figure 2 (matrix factorisation): |Psi - Psi0|/|Psi0|, pointwise drift check, singular values, lambda_2."""
     fig, ax = plt.subplots(2, 2, figsize=(10, 7))
     for s, r in enumerate(runs):
@@ -123,7 +133,7 @@ def figure2(runs) -> plt.Figure:
     return fig
 
 
-def figure3(runs, pool_ratios=()) -> plt.Figure:
+def figure3(runs: Sequence[Mapping[str, Any]], pool_ratios: Collection[float] = ()) -> plt.Figure:
     """Figure 3 (ReLU, fixed gates): h_j' vs -eta B~_jj, the fixed-gate ratio, the surviving drifts."""
     fig, ax = plt.subplots(1, 3, figsize=(14, 3.8))
     for s, r in enumerate(runs):
@@ -155,7 +165,7 @@ def figure3(runs, pool_ratios=()) -> plt.Figure:
     return fig
 
 
-def figure4(runs) -> plt.Figure:
+def figure4(runs: Sequence[Mapping[str, Any]]) -> plt.Figure:
     """Figure 4 (ReLU beyond fixed gates): h_j(t) for GF, GD midpoint, hybrid CF; dotted: first gate failure."""
     r_ = runs[0]["h_gf"].shape[1]
     fig, ax = plt.subplots(len(runs), r_, figsize=(4 * r_, 2.6 * len(runs)), squeeze=False)

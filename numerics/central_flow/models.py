@@ -131,20 +131,20 @@ def _scalar_args(theta, y):
     return theta[0], theta[1], _finite_real(y, "y")
 
 
-def scalar_loss(theta, y) -> float:
+def scalar_loss(theta: ArrayLike, y: float) -> float:
     """L = (u v - y)^2 / 2 for theta = (u, v)."""
     u, v, y = _scalar_args(theta, y)
     return float(0.5 * (u * v - y) ** 2)
 
 
-def scalar_grad(theta, y) -> np.ndarray:
+def scalar_grad(theta: ArrayLike, y: float) -> np.ndarray:
     """grad L = (u v - y) (v, u)."""
     u, v, y = _scalar_args(theta, y)
     e = u * v - y
     return np.array([e * v, e * u])
 
 
-def scalar_hessian(theta, y) -> np.ndarray:
+def scalar_hessian(theta: ArrayLike, y: float) -> np.ndarray:
     """H = [[v^2, 2 u v - y], [2 u v - y, u^2]]."""
     u, v, y = _scalar_args(theta, y)
     b = 2.0 * u * v - y
@@ -154,7 +154,7 @@ def scalar_hessian(theta, y) -> np.ndarray:
 # --- matrix factorisation -------------------------------------------------------------------------
 
 
-def mf_unpack(theta, n: int, m: int, r: int) -> tuple[np.ndarray, np.ndarray]:
+def mf_unpack(theta: ArrayLike, n: int, m: int, r: int) -> tuple[np.ndarray, np.ndarray]:
     """(U, V) from the flat row-major theta of length (n + m) r."""
     for name, k in (("n", n), ("m", m)):
         if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral) or k < 1:
@@ -166,7 +166,7 @@ def mf_unpack(theta, n: int, m: int, r: int) -> tuple[np.ndarray, np.ndarray]:
     return theta[: n * r].reshape(n, r), theta[n * r :].reshape(m, r)
 
 
-def mf_pack(U, V) -> np.ndarray:
+def mf_pack(U: ArrayLike, V: ArrayLike) -> np.ndarray:
     """The flat theta of (U, V); U and V must have the same number of columns r."""
     U, V = _array(U, "U", 2), _array(V, "V", 2)
     if U.shape[1] != V.shape[1]:
@@ -174,27 +174,27 @@ def mf_pack(U, V) -> np.ndarray:
     return np.concatenate([U.ravel(), V.ravel()])
 
 
-def _mf_args(theta, Y, r):
+def _mf_args(theta, Y, r) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     Y = _array(Y, "Y", 2)
     U, V = mf_unpack(theta, Y.shape[0], Y.shape[1], r)
     return U, V, Y
 
 
-def mf_loss(theta, Y, r: int) -> float:
+def mf_loss(theta: ArrayLike, Y: ArrayLike, r: int) -> float:
     """L = ||U V^T - Y||_F^2 / 2."""
     U, V, Y = _mf_args(theta, Y, r)
     E = U @ V.T - Y
     return 0.5 * float(np.sum(E * E))
 
 
-def mf_grad(theta, Y, r: int) -> np.ndarray:
+def mf_grad(theta: ArrayLike, Y: ArrayLike, r: int) -> np.ndarray:
     """grad L = (E V, E^T U), E = U V^T - Y."""
     U, V, Y = _mf_args(theta, Y, r)
     E = U @ V.T - Y
     return np.concatenate([(E @ V).ravel(), (E.T @ U).ravel()])
 
 
-def mf_hessian(theta, Y, r: int) -> np.ndarray:
+def mf_hessian(theta: ArrayLike, Y: ArrayLike, r: int) -> np.ndarray:
     """The exact (n + m) r square Hessian.
 
     d2L/dU_ia dU_jb = delta_ij (V^T V)_ab;  d2L/dV_ka dV_lb = delta_kl (U^T U)_ab;
@@ -213,7 +213,7 @@ def mf_hessian(theta, Y, r: int) -> np.ndarray:
 # --- two-layer ReLU -------------------------------------------------------------------------------
 
 
-def _relu_args(theta, X, Y, r):
+def _relu_args(theta, X, Y, r) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     X, Y = _array(X, "X", 2), _array(Y, "Y", 2)
     if X.shape[0] != Y.shape[0]:
         raise ValueError(f"X and Y must have the same number of rows (samples); got {X.shape[0]} and {Y.shape[0]}")
@@ -223,20 +223,20 @@ def _relu_args(theta, X, Y, r):
     return U, V, X, Y
 
 
-def relu_gates(theta, X, Y, r: int) -> np.ndarray:
+def relu_gates(theta: ArrayLike, X: ArrayLike, Y: ArrayLike, r: int) -> np.ndarray:
     """The N x r gate pattern 1[x_i^T v_j > 0] (float 0/1)."""
     _, V, X, _ = _relu_args(theta, X, Y, r)
     return (X @ V > 0).astype(np.float64)
 
 
-def relu_loss(theta, X, Y, r: int) -> float:
+def relu_loss(theta: ArrayLike, X: ArrayLike, Y: ArrayLike, r: int) -> float:
     """L = (1/2) sum_i |U relu(V^T x_i) - y_i|^2."""
     U, V, X, Y = _relu_args(theta, X, Y, r)
     E = np.maximum(X @ V, 0.0) @ U.T - Y
     return 0.5 * float(np.sum(E * E))
 
 
-def relu_grad(theta, X, Y, r: int) -> np.ndarray:
+def relu_grad(theta: ArrayLike, X: ArrayLike, Y: ArrayLike, r: int) -> np.ndarray:
     """grad L, with relu'(0) := 0 on a boundary: (sum_i e_i a_i^T, sum_i x_i (s_i * U^T e_i)^T)."""
     U, V, X, Y = _relu_args(theta, X, Y, r)
     Z = X @ V
@@ -248,7 +248,7 @@ def relu_grad(theta, X, Y, r: int) -> np.ndarray:
     return np.concatenate([gU.ravel(), gV.ravel()])
 
 
-def relu_hessian(theta, X, Y, r: int) -> np.ndarray:
+def relu_hessian(theta: ArrayLike, X: ArrayLike, Y: ArrayLike, r: int) -> np.ndarray:
     """The exact Hessian in the activation region of theta; ValueError on a boundary.
 
     d2L/dU_pa dU_qb = delta_pq Pi_ab, Pi = sum_i a_i a_i^T;

@@ -38,8 +38,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats
 
 from . import gd
@@ -67,7 +69,7 @@ def _perturbation(perturb) -> float:
     return float(perturb)
 
 
-def setting(eta_s1: float = ETA_S1, sigma=SIGMA, depth: int = DEPTH) -> dict:
+def setting(eta_s1: float = ETA_S1, sigma: npt.ArrayLike = SIGMA, depth: int = DEPTH) -> dict:
     """The rank-p setting: eta, the single-path sharpnesses S_i = L sigma_i^{2-2/L} and p."""
     sig = np.asarray(sigma, dtype=float)
     S = depth * sig ** (2 - 2 / depth)
@@ -159,7 +161,7 @@ def rank_p_full(
     return _stack(rows)
 
 
-def fraction(flags) -> dict:
+def fraction(flags: npt.ArrayLike) -> dict:
     """k of n with its 95% Clopper-Pearson interval (exact, scipy)."""
     flags = np.asarray(flags, dtype=bool)
     k, n = int(flags.sum()), int(flags.size)
@@ -201,7 +203,7 @@ def _fmt(f: dict) -> str:
     return f"{f['k']}/{f['n']} = {f['fraction']:.3f} [{f['ci'][0]:.3f}, {f['ci'][1]:.3f}]"
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m numerics.multipath.ensembles", description=__doc__.split("\n\n")[0]
     )

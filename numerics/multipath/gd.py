@@ -44,10 +44,12 @@ Reference: arXiv 2606.05219, Sections 3-6, Eqs. (4), (11), (13), (17), (19), (54
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import mpmath
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 from .sharpness import check_depth
@@ -418,7 +420,7 @@ def _schedule(eta, n_steps: int) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
-def warmup_schedule(eta, n_steps, hold, ramp, eta0) -> np.ndarray:
+def warmup_schedule(eta: float, n_steps: int, hold: int, ramp: int, eta0: float) -> np.ndarray:
     """eta0 for the first ``hold`` steps, a linear ramp to ``eta`` over ``ramp`` steps, then ``eta``.
 
     >>> warmup_schedule(1.0, 6, 2, 2, 0.5).tolist()
@@ -484,7 +486,7 @@ class SVSRun:
         return float(np.max(self.sharpness[-1]))
 
 
-def initial_layers(alphas, depths) -> np.ndarray:
+def initial_layers(alphas: npt.ArrayLike, depths: Iterable[int]) -> np.ndarray:
     """Per-layer values a_hi(0) = alpha_hi^{1/L_h} of the initialisation (11): (H, 1) or (H, d).
 
     ``alphas`` holds one scale per pathway (H,) or one per pathway and mode (H, d).
@@ -504,7 +506,15 @@ def initial_layers(alphas, depths) -> np.ndarray:
 
 
 def simulate_svs(
-    depths, sigma_star, eta, alphas, n_steps, record_every=None, tol=0.0, a0=None, compensated=True
+    depths: Iterable[int],
+    sigma_star: npt.ArrayLike,
+    eta: float | npt.ArrayLike,
+    alphas: npt.ArrayLike,
+    n_steps: int,
+    record_every: int | None = None,
+    tol: float = 0.0,
+    a0: npt.ArrayLike | None = None,
+    compensated: bool = True,
 ) -> SVSRun:
     """GD (54) from the depth-balanced SVS initialisation (11), every mode of ``sigma_star`` at once.
 
@@ -601,7 +611,7 @@ def simulate_svs(
     )
 
 
-def mode_sharpness(sigmas, depths, residual=0.0) -> float:
+def mode_sharpness(sigmas: npt.ArrayLike, depths: Iterable[int], residual: float = 0.0) -> float:
     """Top Hessian eigenvalue of one mode at end-to-end values ``sigmas`` (>= 0) and residual r.
 
     Per-layer values a_h = sigma_h^{1/L_h}; at r = 0 it equals sum_h L_h sigma_h^{2-2/L_h}
@@ -619,7 +629,7 @@ def mode_sharpness(sigmas, depths, residual=0.0) -> float:
     return float(_mode_sharpness(s ** (1.0 / L), L, float(residual)))
 
 
-def halting_point(L, eta, sigma=1.0, dps: int = 30) -> mpmath.mpf:
+def halting_point(L: int, eta: float, sigma: float = 1.0, dps: int = 30) -> mpmath.mpf:
     """H = 2, depth L >= 3: the dominant share s in (sigma/2, sigma] with L(s^p + (sigma-s)^p) = 2/eta.
 
     The zero-loss point where the sharpness (13) equals 2/eta on the dominant side of the
@@ -713,7 +723,9 @@ def _target(M_star, d=None) -> np.ndarray:
     return np.ascontiguousarray(M)
 
 
-def loss_and_gradient(Ws, M_star, activation="linear") -> tuple[float, list]:
+def loss_and_gradient(
+    Ws: Sequence[Sequence[npt.ArrayLike]], M_star: npt.ArrayLike, activation: str = "linear"
+) -> tuple[float, list[list[np.ndarray]]]:
     """(loss, gradients) of (1/2)||sum_h f_h(I) - M_*||^2 (Eq. (3); for linear pathways Eq. (34))."""
     act = _activation(activation)
     W, off = _pack(Ws)
@@ -724,7 +736,14 @@ def loss_and_gradient(Ws, M_star, activation="linear") -> tuple[float, list]:
     return float(loss), _unpack(G, off)
 
 
-def simulate_full(Ws, M_star, eta, n_steps, record_every=None, activation="linear") -> FullRun:
+def simulate_full(
+    Ws: Sequence[Sequence[npt.ArrayLike]],
+    M_star: npt.ArrayLike,
+    eta: float | npt.ArrayLike,
+    n_steps: int,
+    record_every: int | None = None,
+    activation: str = "linear",
+) -> FullRun:
     """GD (4) on full layers ``Ws`` (list of pathways, each a list of d x d arrays, first layer first)."""
     act = _activation(activation)
     W, off = _pack(Ws)
@@ -752,7 +771,13 @@ def simulate_full(Ws, M_star, eta, n_steps, record_every=None, activation="linea
     return FullRun(out_t[:k], out_F[:k], out_loss[:k], out_gap[:k], _unpack(W, off), int(info[0]), int(info[2]), config)
 
 
-def svs_initialisation(alphas, depths, U, V, frames=None) -> list:
+def svs_initialisation(
+    alphas: npt.ArrayLike,
+    depths: Iterable[int],
+    U: npt.ArrayLike,
+    V: npt.ArrayLike,
+    frames: Sequence[Sequence[np.ndarray]] | None = None,
+) -> list[list[np.ndarray]]:
     """Layers W_hl = Q_{h,l+1} diag(a_h) Q_hl^T with Q_h1 = V, Q_{h,L_h+1} = U (Definition B.1).
 
     ``alphas`` (H,) or (H, d) end-to-end scales, a_h = alpha_h^{1/L_h}; ``frames[h]`` optional
@@ -780,7 +805,9 @@ def svs_initialisation(alphas, depths, U, V, frames=None) -> list:
     return out
 
 
-def gaussian_initialisation(rng: np.random.Generator, d, depths, variance=0.02) -> list:
+def gaussian_initialisation(
+    rng: np.random.Generator, d: int, depths: Iterable[int], variance: float = 0.02
+) -> list[list[np.ndarray]]:
     """Layers with i.i.d. N(0, variance/(n_in + n_out)) entries, n_in = n_out = d (Section 5.1, Figure 3)."""
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}")
@@ -791,7 +818,9 @@ def gaussian_initialisation(rng: np.random.Generator, d, depths, variance=0.02) 
     return [[rng.normal(0.0, sd, size=(d, d)) for _ in range(Lh)] for Lh in L]
 
 
-def hessian_top(Ws, M_star, activation="linear", h=1e-5) -> float:
+def hessian_top(
+    Ws: Sequence[Sequence[npt.ArrayLike]], M_star: npt.ArrayLike, activation: str = "linear", h: float = 1e-5
+) -> float:
     """Largest eigenvalue of the loss Hessian by central differences of the exact gradient (O(h^2))."""
     W, off = _pack(Ws)
     M = _target(M_star, W.shape[1])
@@ -816,7 +845,7 @@ def hessian_top(Ws, M_star, activation="linear", h=1e-5) -> float:
 
 
 # ================================================================ the deep-chain map (19), for Figure 6
-def chain_orbit(L, gamma, n_points=400) -> dict:
+def chain_orbit(L: int, gamma: float, n_points: int = 400) -> dict:
     """Figure 6 data: the normalised chain map g(u) = u + (gamma/L) u^{L-1}(1 - u^L) (Eq. (72),
     sigma = 1, eta = gamma/S_1) on [0, 1.6], its maximiser c on (0, 1), the worst overshoot g(c)
     and the return g(g(c)) (from :func:`numerics.multipath.wcr.two_step`, 12 digits)."""

@@ -34,10 +34,13 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import SupportsIndex
 
 import mpmath
 import numpy as np
+import numpy.typing as npt
 from mpmath import iv
 
 from ..intervals import certified_decreasing_root, iv_workdps
@@ -47,7 +50,7 @@ _GUARD = 10  # guard digits for closed forms: a handful of roundings of O(1) qua
 
 
 # ---------------------------------------------------------------- validation
-def check_depth(L, minimum: int = 1, name: str = "L") -> int:
+def check_depth(L: SupportsIndex, minimum: int = 1, name: str = "L") -> int:
     """``L`` as an int, or ValueError naming it (``name``) unless it is an integer >= ``minimum``."""
     if isinstance(L, bool):
         raise ValueError(f"{name} must be an integer >= {minimum}; got {L!r}")
@@ -60,12 +63,12 @@ def check_depth(L, minimum: int = 1, name: str = "L") -> int:
     return Li
 
 
-def check_pathways(H) -> int:
+def check_pathways(H: SupportsIndex) -> int:
     """``H`` as an int, or ValueError naming ``H`` unless it is an integer >= 1."""
     return check_depth(H, 1, "H")
 
 
-def check_sigma(sigma, name: str = "sigma") -> mpmath.mpf:
+def check_sigma(sigma: float | str | mpmath.mpf, name: str = "sigma") -> mpmath.mpf:
     """``sigma`` as an mpf (exact for str/int/float input), or ValueError unless positive and finite."""
     if isinstance(sigma, bool):
         raise ValueError(f"{name} must be a positive finite number; got {sigma!r}")
@@ -79,7 +82,7 @@ def check_sigma(sigma, name: str = "sigma") -> mpmath.mpf:
     return s
 
 
-def check_dps(dps) -> int:
+def check_dps(dps: int | np.integer) -> int:
     """``dps`` as an int, or ValueError naming ``dps`` unless it is an integer >= 1."""
     if isinstance(dps, bool) or not isinstance(dps, (int, np.integer)) or dps < 1:
         raise ValueError(f"dps must be an integer >= 1; got {dps!r}")
@@ -121,7 +124,7 @@ def _round(x, dps):
 
 
 # ---------------------------------------------------------------- closed forms
-def mode_sharpness(sigmas, L, dps: int = 50) -> mpmath.mpf:
+def mode_sharpness(sigmas: Iterable[float | str | mpmath.mpf], L: int, dps: int = 50) -> mpmath.mpf:
     """lambda_i = L sum_h sigma_hi^{2-2/L} (Eq. (13)) for pathway values ``sigmas`` >= 0, depth L >= 2.
 
     >>> mpmath.nstr(mode_sharpness([1, 0], 4, 10), 10)
@@ -135,7 +138,7 @@ def mode_sharpness(sigmas, L, dps: int = 50) -> mpmath.mpf:
     return _round(out, dps)
 
 
-def hetero_sharpness(sigmas, depths, dps: int = 50) -> mpmath.mpf:
+def hetero_sharpness(sigmas: Iterable[float | str | mpmath.mpf], depths: Iterable[int], dps: int = 50) -> mpmath.mpf:
     """lambda_i = sum_h L_h sigma_hi^{2-2/L_h} (Eq. (17)); every depth >= 2, one value per pathway.
 
     >>> mpmath.nstr(hetero_sharpness([1, 0], [3, 7], 10), 10)
@@ -150,7 +153,7 @@ def hetero_sharpness(sigmas, depths, dps: int = 50) -> mpmath.mpf:
     return _round(out, dps)
 
 
-def single_path_sharpness(L, sigma, dps: int = 50) -> mpmath.mpf:
+def single_path_sharpness(L: int, sigma: float | str | mpmath.mpf, dps: int = 50) -> mpmath.mpf:
     """S = L sigma_*^{2-2/L}: the whole mode in one pathway of depth L >= 2 (Sections 5.1, 6)."""
     L, dps, s = check_depth(L, 2), check_dps(dps), check_sigma(sigma)
     with mpmath.workdps(dps + _GUARD):
@@ -158,7 +161,7 @@ def single_path_sharpness(L, sigma, dps: int = 50) -> mpmath.mpf:
     return _round(out, dps)
 
 
-def lambda_min(H, L, sigma, dps: int = 50) -> mpmath.mpf:
+def lambda_min(H: int, L: int, sigma: float | str | mpmath.mpf, dps: int = 50) -> mpmath.mpf:
     """lambda_i^min = L H^{2/L-1} sigma_*^{2-2/L} (Eq. (15)), H >= 1, L >= 2 (the minimum for L > 2)."""
     H, L, dps, s = check_pathways(H), check_depth(L, 2), check_dps(dps), check_sigma(sigma)
     with mpmath.workdps(dps + _GUARD):
@@ -166,7 +169,7 @@ def lambda_min(H, L, sigma, dps: int = 50) -> mpmath.mpf:
     return _round(out, dps)
 
 
-def reduction_factor(H, L, dps: int = 50) -> mpmath.mpf:
+def reduction_factor(H: int, L: int, dps: int = 50) -> mpmath.mpf:
     """H^{2/L-1} = lambda_min / lambda_one-path (Eq. (16)), H >= 1, L >= 1.
 
     >>> mpmath.nstr(reduction_factor(4, 4, 10), 10)
@@ -179,7 +182,7 @@ def reduction_factor(H, L, dps: int = 50) -> mpmath.mpf:
 
 
 # ---------------------------------------------------------------- the rank-p window (24)
-def balanced_ceiling(H, L, dps: int = 50) -> mpmath.mpf:
+def balanced_ceiling(H: int, L: int, dps: int = 50) -> mpmath.mpf:
     """gamma = (2/lambda_1^min) S_1 = 2 H^{1-2/L}: the balanced-attractor ceiling in units of 1/S_1."""
     H, L, dps = check_pathways(H), check_depth(L, 2), check_dps(dps)
     with mpmath.workdps(dps + _GUARD):
@@ -187,7 +190,7 @@ def balanced_ceiling(H, L, dps: int = 50) -> mpmath.mpf:
     return _round(out, dps)
 
 
-def ceilings(H, L, digits: int = 15) -> dict:
+def ceilings(H: int, L: int, digits: int = 15) -> dict:
     """Both normalised ceilings of Eq. (24) and which one binds (the smaller).
 
     Returns ``gamma_balanced`` = 2 H^{1-2/L}, ``gamma_wcr`` = gamma_WCR(L), ``gamma_max`` (their
@@ -205,7 +208,7 @@ def ceilings(H, L, digits: int = 15) -> dict:
         return {"H": H, "L": L, "gamma_balanced": gb, "gamma_wcr": gw, "gamma_max": min(gb, gw), "binding": binding}
 
 
-def eta_max(H, L, sigma, digits: int = 15) -> mpmath.mpf:
+def eta_max(H: int, L: int, sigma: float | str | mpmath.mpf, digits: int = 15) -> mpmath.mpf:
     """eta_max = min(2/lambda_1^min, eta_WCR) = gamma_max / S_1 (Eq. (24)), S_1 = L sigma_*1^{2-2/L}."""
     c = ceilings(H, L, digits)
     S1 = single_path_sharpness(L, sigma, digits + 5)
@@ -214,12 +217,12 @@ def eta_max(H, L, sigma, digits: int = 15) -> mpmath.mpf:
     return _round(out, digits)
 
 
-def ceiling_table(Hs=range(2, 9), Ls=range(2, 21), digits: int = 12) -> list[dict]:
+def ceiling_table(Hs: Iterable[int] = range(2, 9), Ls: Sequence[int] = range(2, 21), digits: int = 12) -> list[dict]:
     """:func:`ceilings` for every (H, L) in ``Hs`` x ``Ls`` (the grid of the audit: {2..8} x {2..20})."""
     return [ceilings(H, L, digits) for H in Hs for L in Ls]
 
 
-def rebalanced_rank(sigmas_star, H, L, digits: int = 15) -> int:
+def rebalanced_rank(sigmas_star: Iterable[float | str | mpmath.mpf], H: int, L: int, digits: int = 15) -> int:
     """The achievable rank of Eq. (24): the number of modes p with 2/S_p < eta_max (S_p = L sigma_*p^{2-2/L})."""
     sv = _check_sigmas(sigmas_star)
     if not all(v > 0 for v in sv):
@@ -259,7 +262,7 @@ def _alloc_at(mu, depths):
     return [(mu / (2 * (d - 1))) ** (mpmath.mpf(d) / (d - 2)) for d in depths]
 
 
-def optimal_allocation(depths, sigma=1, dps: int = 50) -> Allocation:
+def optimal_allocation(depths: Iterable[int], sigma: float | str | mpmath.mpf = 1, dps: int = 50) -> Allocation:
     """Solve (18) for depths >= 3: mu with sum_h (mu/(2(L_h-1)))^{L_h/(L_h-2)} = sigma_*.
 
     Bracket [mu_lo, mu_hi] by doubling from mu = 1 (the sum is strictly increasing in mu), then
@@ -288,7 +291,7 @@ def optimal_allocation(depths, sigma=1, dps: int = 50) -> Allocation:
         return Allocation(tuple(ds), +s, dps, +mu, tuple(+v for v in sv), +lam)
 
 
-def certify_allocation(depths, sigma=1, dps: int = 30) -> dict:
+def certify_allocation(depths: Iterable[int], sigma: float | str | mpmath.mpf = 1, dps: int = 30) -> dict:
     """Certified enclosures of mu, the optimal sigma_h and lambda^min (interval arithmetic).
 
     mu is enclosed by :func:`numerics.intervals.certified_decreasing_root` on
@@ -317,7 +320,7 @@ def certify_allocation(depths, sigma=1, dps: int = 30) -> dict:
     return {"mu": mu_iv, "sigmas": sig_iv, "lam": lam_iv, "sum": total}
 
 
-def share_crossover(L1, L2, dps: int = 50) -> mpmath.mpf:
+def share_crossover(L1: int, L2: int, dps: int = 50) -> mpmath.mpf:
     """Two pathways, depths 3 <= L1 < L2: the sigma_* at which the optimal shares are equal.
 
     sigma_* = 2 s_c, s_c = ((L2-1)/(L1-1))^{L1 L2/(2(L1-L2))}; above it the shallow pathway carries
@@ -334,7 +337,7 @@ def share_crossover(L1, L2, dps: int = 50) -> mpmath.mpf:
     return _round(out, dps)
 
 
-def single_path_crossover(L1, L2, dps: int = 50) -> mpmath.mpf:
+def single_path_crossover(L1: int, L2: int, dps: int = 50) -> mpmath.mpf:
     """Depths 2 <= L1 < L2: the sigma_* below which L1 sigma^{2-2/L1} > L2 sigma^{2-2/L2} (shallow sharper).
 
     >>> mpmath.nstr(single_path_crossover(3, 7, 10), 10)
@@ -349,7 +352,9 @@ def single_path_crossover(L1, L2, dps: int = 50) -> mpmath.mpf:
 
 
 # ---------------------------------------------------------------- Appendix E: leaves and the EoS
-def leaf_sharpness(z, L, sigma=1, dps: int = 50) -> tuple[mpmath.mpf, mpmath.mpf]:
+def leaf_sharpness(
+    z: Iterable[float | str | mpmath.mpf], L: int, sigma: float | str | mpmath.mpf = 1, dps: int = 50
+) -> tuple[mpmath.mpf, mpmath.mpf]:
     """(m, Lambda): the zero-loss point q_h = m + z_h of the GF leaf ``z`` (sum z = 0) and its sharpness.
 
     sum_h (m + z_h)^{-L/(L-2)} = sigma_* is strictly decreasing in m on m > -min z, from +inf to 0,
@@ -379,7 +384,15 @@ def leaf_sharpness(z, L, sigma=1, dps: int = 50) -> tuple[mpmath.mpf, mpmath.mpf
     return _round(mm, dps), _round(lam, dps)
 
 
-def eos_two_cycle(L, H=2, excess=1e-3, delta0=1e-3, steps=20000, window=400, sigma=1.0) -> dict:
+def eos_two_cycle(
+    L: int,
+    H: int = 2,
+    excess: float = 1e-3,
+    delta0: float = 1e-3,
+    steps: int = 20000,
+    window: int = 400,
+    sigma: float | str | mpmath.mpf = 1.0,
+) -> dict:
     """GD (54) near the balanced minimum just above the stability edge, measured over its two-cycle (float64).
 
     eta = 2(1 + ``excess``)/lambda_min, start a_h = a_*(1 + delta0 w_h) with a zero-mean pattern w.
@@ -450,7 +463,13 @@ def eos_two_cycle(L, H=2, excess=1e-3, delta0=1e-3, steps=20000, window=400, sig
     }
 
 
-def gradient_flow(a0, L, sigma=1.0, T=1.0, rtol=1e-12) -> np.ndarray:
+def gradient_flow(
+    a0: npt.ArrayLike,
+    L: int | Iterable[int],
+    sigma: float | str | mpmath.mpf = 1.0,
+    T: float = 1.0,
+    rtol: float = 1e-12,
+) -> np.ndarray:
     """The GF limit of (54), da_h/dt = -r a_h^{L_h-1}, integrated to time ``T`` (scipy DOP853).
 
     ``L`` is one depth for every pathway or a sequence of depths L_h (Section 5.3), each >= 1;
@@ -489,7 +508,9 @@ def random_orthogonal(rng: np.random.Generator, d: int) -> np.ndarray:
     return Q * np.sign(np.diag(R))
 
 
-def svs_layers(frames, values) -> list:
+def svs_layers(
+    frames: Sequence[Sequence[np.ndarray]], values: Sequence[Sequence[npt.ArrayLike]]
+) -> list[list[np.ndarray]]:
     """Layers W_hl = Q_{h,l+1} diag(values[h][l]) Q_hl^T (Definition B.1).
 
     ``frames[h]`` is the list Q_h1 = V_*, ..., Q_{h,L_h+1} = U_* of orthogonal matrices and
@@ -508,37 +529,37 @@ def _chain(layers, lo, hi, d):
     return P
 
 
-def network(Ws) -> np.ndarray:
+def network(Ws: Sequence[Sequence[np.ndarray]]) -> np.ndarray:
     """M = sum_h W_{hL_h} ... W_{h1} (Eqs. (1)-(2))."""
     d = Ws[0][0].shape[0]
     return sum(_chain(layers, 0, len(layers) - 1, d) for layers in Ws)
 
 
-def loss(Ws, M_star) -> float:
+def loss(Ws: Sequence[Sequence[np.ndarray]], M_star: npt.ArrayLike) -> float:
     """(1/2)||M - M_*||_F^2 (Eq. (3))."""
     R = network(Ws) - M_star
     return 0.5 * float(np.sum(R * R))
 
 
-def full_gradient(Ws, M_star) -> list:
+def full_gradient(Ws: Sequence[Sequence[np.ndarray]], M_star: npt.ArrayLike) -> list[list[np.ndarray]]:
     """grad_{W_hl} = W_{h,L:l+1}^T (M - M_*) W_{h,l-1:1}^T (Eq. (34); derived in derivations.multipath.svs)."""
     d = Ws[0][0].shape[0]
     R = network(Ws) - M_star
     return [[_chain(ly, l + 1, len(ly) - 1, d).T @ R @ _chain(ly, 0, l - 1, d).T for l in range(len(ly))] for ly in Ws]
 
 
-def gd_step(Ws, M_star, eta) -> list:
+def gd_step(Ws: Sequence[Sequence[np.ndarray]], M_star: npt.ArrayLike, eta: float) -> list[list[np.ndarray]]:
     """One GD step (Eq. (4)) on every layer."""
     G = full_gradient(Ws, M_star)
     return [[W - eta * g for W, g in zip(ly, gl)] for ly, gl in zip(Ws, G)]
 
 
-def flatten(Ws) -> np.ndarray:
+def flatten(Ws: Iterable[Iterable[np.ndarray]]) -> np.ndarray:
     """All layer entries as one vector, pathway by pathway, layer by layer, row-major."""
     return np.concatenate([W.ravel() for ly in Ws for W in ly])
 
 
-def unflatten(theta, shapes_like) -> list:
+def unflatten(theta: np.ndarray, shapes_like: Iterable[Iterable[np.ndarray]]) -> list[list[np.ndarray]]:
     """Inverse of :func:`flatten` with the layer structure of ``shapes_like``."""
     out, k = [], 0
     for ly in shapes_like:
@@ -550,7 +571,7 @@ def unflatten(theta, shapes_like) -> list:
     return out
 
 
-def full_jacobian(Ws) -> np.ndarray:
+def full_jacobian(Ws: Sequence[Sequence[np.ndarray]]) -> np.ndarray:
     """d vec(M)/d theta (row-major vec, theta as in :func:`flatten`): the block of W_hl is B^T (x) A.
 
     With A = W_{h,L:l+1} and B = W_{h,l-1:1}, M depends on W_hl through A W_hl B, and in
@@ -566,7 +587,7 @@ def full_jacobian(Ws) -> np.ndarray:
     return np.hstack(blocks)
 
 
-def fd_hessian(Ws, M_star, h: float = 1e-5) -> np.ndarray:
+def fd_hessian(Ws: Sequence[Sequence[np.ndarray]], M_star: npt.ArrayLike, h: float = 1e-5) -> np.ndarray:
     """Central finite differences of the analytic gradient (34): an O(h^2)-accurate Hessian."""
     theta = flatten(Ws)
     n = theta.size

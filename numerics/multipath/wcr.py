@@ -40,9 +40,11 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import dataclass
+from typing import SupportsIndex
 
 import mpmath
 import numpy as np
+import numpy.typing as npt
 from mpmath import iv
 
 from ..intervals import bounds, iv_workdps
@@ -50,7 +52,7 @@ from ..intervals import bounds, iv_workdps
 _FLOAT_LIMIT = 10**15  # above this depth the float64 bracket of t loses too much; use mpmath
 
 
-def check_depth(L) -> int:
+def check_depth(L: SupportsIndex) -> int:
     """``L`` as a Python int, or ValueError naming ``L`` unless it is an integer >= 2."""
     if isinstance(L, bool):
         raise ValueError(f"L (depth) must be an integer >= 2; got {L!r}")
@@ -63,7 +65,7 @@ def check_depth(L) -> int:
     return Li
 
 
-def check_digits(digits) -> int:
+def check_digits(digits: int | np.integer) -> int:
     """``digits`` as a Python int, or ValueError naming ``digits`` unless it is an integer >= 1."""
     if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or digits < 1:
         raise ValueError(f"digits must be an integer >= 1; got {digits!r}")
@@ -169,7 +171,7 @@ def _solve_t(L: int, dps: int):
         return +t
 
 
-def root_t(L, digits: int = 15) -> mpmath.mpf:
+def root_t(L: int, digits: int = 15) -> mpmath.mpf:
     """t = 2y - 1 at the root of (80)/(83), to ``digits`` significant digits (t in (0, 1)).
 
     >>> mpmath.nstr(root_t(2, 15), 15)   # 2 (9 + 2 sqrt 3)/23 - 1
@@ -181,7 +183,7 @@ def root_t(L, digits: int = 15) -> mpmath.mpf:
         return +t
 
 
-def y_and_gamma(L, digits: int = 15) -> tuple[mpmath.mpf, mpmath.mpf]:
+def y_and_gamma(L: int, digits: int = 15) -> tuple[mpmath.mpf, mpmath.mpf]:
     """(y, gamma_WCR(L)) from one root solve, each to ``digits`` significant digits."""
     L, digits = check_depth(L), check_digits(digits)
     dps = digits + _guard(L)
@@ -192,7 +194,7 @@ def y_and_gamma(L, digits: int = 15) -> tuple[mpmath.mpf, mpmath.mpf]:
         return +y, +g
 
 
-def root_y(L, digits: int = 15) -> mpmath.mpf:
+def root_y(L: int, digits: int = 15) -> mpmath.mpf:
     """y = c^L at the root of (80) in ((L-1)/(2L-1), 1), to ``digits`` significant digits.
 
     >>> y = root_y(2, 30)
@@ -202,7 +204,7 @@ def root_y(L, digits: int = 15) -> mpmath.mpf:
     return y_and_gamma(L, digits)[0]
 
 
-def gamma_wcr(L, digits: int = 15) -> mpmath.mpf:
+def gamma_wcr(L: int, digits: int = 15) -> mpmath.mpf:
     """gamma_WCR(L) = eta_WCR S_1 = L alpha_WCR(L) (Eq. (81)), to ``digits`` significant digits.
 
     >>> [mpmath.nstr(gamma_wcr(L, 4), 4) for L in (2, 3, 4, 5, 6, 8, 10, 20)]
@@ -211,7 +213,7 @@ def gamma_wcr(L, digits: int = 15) -> mpmath.mpf:
     return y_and_gamma(L, digits)[1]
 
 
-def alpha_wcr(L, digits: int = 15) -> mpmath.mpf:
+def alpha_wcr(L: int, digits: int = 15) -> mpmath.mpf:
     """alpha_WCR(L) = gamma_WCR(L)/L (Definition F.3, Eq. (78))."""
     L, digits = check_depth(L), check_digits(digits)
     g = gamma_wcr(L, digits + 5)
@@ -219,7 +221,7 @@ def alpha_wcr(L, digits: int = 15) -> mpmath.mpf:
         return g / L
 
 
-def eta_wcr(L, sigma, digits: int = 15) -> mpmath.mpf:
+def eta_wcr(L: int, sigma: float | str | mpmath.mpf, digits: int = 15) -> mpmath.mpf:
     """eta_WCR(L, sigma) = gamma_WCR(L)/S_1 with S_1 = L sigma^{2-2/L} (Eq. (20))."""
     L, digits = check_depth(L), check_digits(digits)
     sig = _check_sigma(sigma)
@@ -271,7 +273,7 @@ class Certificate:
             return self.gamma_hi - self.gamma_lo
 
 
-def certify(L, digits: int = 15) -> Certificate:
+def certify(L: int, digits: int = 15) -> Certificate:
     """Certified enclosure of gamma_WCR(L) of width below 10^-(digits+1), with uniqueness.
 
     Raises RuntimeError if the interval tests cannot be passed (they pass for every L
@@ -307,7 +309,7 @@ def certify(L, digits: int = 15) -> Certificate:
 
 
 # ---------------------------------------------------------------- float64, vectorised
-def gamma_wcr_float(Ls) -> tuple[np.ndarray, np.ndarray]:
+def gamma_wcr_float(Ls: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """(t, gamma_WCR) in float64 for an array of depths (vectorised bisection, 64 steps).
 
     About 1e-13 relative accuracy for 2 <= L <= 10^9 (checked against :func:`gamma_wcr`);
@@ -338,17 +340,17 @@ def gamma_wcr_float(Ls) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ---------------------------------------------------------------- asymptotics (Appendix F.6)
-def log_law_remainder(L, g) -> mpmath.mpf:
+def log_law_remainder(L: int, g: float | mpmath.mpf) -> mpmath.mpf:
     """The O(1) term of (87): gamma - 2 log L + 2 log log L."""
     return g - 2 * mpmath.log(L) + 2 * mpmath.log(mpmath.log(L))
 
 
-def lambert_kappa(L, g) -> mpmath.mpf:
+def lambert_kappa(L: int, g: float | mpmath.mpf) -> mpmath.mpf:
     """kappa(L) with gamma = 2 W(kappa L), i.e. kappa = (gamma/2) e^{gamma/2} / L (the Theta(1) of (87))."""
     return (g / 2) * mpmath.exp(g / 2) / L
 
 
-def refined_lambert_form(L) -> mpmath.mpf:
+def refined_lambert_form(L: int) -> mpmath.mpf:
     """2 W(2 e L) - 2: our leading-order solution of (83) (W the principal Lambert W).
 
     From B = L t + (1-t)/2, L log r = 1/(2t) - 1/2 + o(1) and (83): e^{1/t - 1}/2 ~ L t,
@@ -358,12 +360,14 @@ def refined_lambert_form(L) -> mpmath.mpf:
 
 
 # ---------------------------------------------------------------- the map itself (independent check)
-def chain_map(w, eta, L: int, sigma):
+def chain_map(w: mpmath.mpf, eta: float | mpmath.mpf, L: int, sigma: float | mpmath.mpf) -> mpmath.mpf:
     """f_eta(w) = w - eta w^{L-1}(w^L - sigma) (Eq. (19)), at the current mpmath precision."""
     return w - eta * w ** (L - 1) * (w**L - sigma)
 
 
-def worst_overshoot(eta, L: int, sigma, tol):
+def worst_overshoot(
+    eta: float | mpmath.mpf, L: int, sigma: float | mpmath.mpf, tol: float | mpmath.mpf
+) -> tuple[mpmath.mpf, mpmath.mpf]:
     """(c, f_eta(c)): maximiser and maximum of f_eta on [0, w_*] by golden-section search.
 
     Derivative-free; relies only on f_eta being unimodal on [0, w_*] (it rises then falls:
@@ -392,7 +396,9 @@ def worst_overshoot(eta, L: int, sigma, tol):
     return c, chain_map(c, eta, L, sigma)
 
 
-def two_step(eta, L, sigma=1, digits: int = 15):
+def two_step(
+    eta: float | str | mpmath.mpf, L: int, sigma: float | str | mpmath.mpf = 1, digits: int = 15
+) -> tuple[mpmath.mpf, mpmath.mpf, mpmath.mpf]:
     """(c, w1, w2): the maximiser c of f_eta on (0, w_*), the worst overshoot w1 = f(c), w2 = f(w1).
 
     >>> c, w1, w2 = two_step(mpmath.mpf(4) / 5, 5, 1)   # gamma = 4 < gamma_WCR(5)
@@ -409,7 +415,7 @@ def two_step(eta, L, sigma=1, digits: int = 15):
         return c, w1, w2
 
 
-def knife_edge_gamma(L, sigma=1, digits: int = 15) -> mpmath.mpf:
+def knife_edge_gamma(L: int, sigma: float | str | mpmath.mpf = 1, digits: int = 15) -> mpmath.mpf:
     """gamma at the knife edge of the map itself: eta* S_1 where the worst overshoot returns to 0.
 
     Bisection on eta between a safe step (gamma = 1.5: w2 > 0) and an unsafe one (gamma

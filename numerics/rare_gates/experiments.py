@@ -49,7 +49,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass
 from typing import Any, cast
 
 import numpy as np
@@ -57,7 +57,15 @@ import numpy.typing as npt
 
 from numerics import stats as S
 from numerics.perturb import check_perturbation, perturb_relative
-from numerics.rare_gates.simulate import angles, balanced_checkpoint, simulate_extended, simulate_gd, simulate_sgd
+from numerics.rare_gates.simulate import (
+    SimResult,
+    angles,
+    balanced_checkpoint,
+    simulate_extended,
+    simulate_gd,
+    simulate_sgd,
+)
+from numerics.sweep.experiment import profile_sizes, replace_sizes
 
 LAM = 0.05  # weight decay of every Section 8 run except the Appendix 20 controls
 A_RATE = 2.0 / math.pi - LAM  # linear escape rate A = q - lambda at the balanced target clone (Section 4)
@@ -149,9 +157,7 @@ def sizes(profile: str) -> Sizes:
     ...
     ValueError: profile must be 'quick' or 'full'; got 'fast'
     """
-    if profile not in PROFILES:
-        raise ValueError(f"profile must be 'quick' or 'full'; got {profile!r}")
-    return PROFILES[profile]
+    return profile_sizes(PROFILES, profile)
 
 
 def sizes_with(profile: str, overrides: dict | None = None) -> Sizes:
@@ -170,37 +176,7 @@ def sizes_with(profile: str, overrides: dict | None = None) -> Sizes:
     ...
     ValueError: size table1_inits must be an integer >= 1; got '0'
     """  # noqa: E501
-    base = sizes(profile)
-    if not overrides:
-        return base
-    kinds = {f.name: f.type for f in fields(Sizes)}
-    new: dict[str, Any] = {}
-    for name, raw in overrides.items():
-        if name not in kinds:
-            raise ValueError(f"unknown size {name!r}; sizes are: {', '.join(kinds)}")
-        text = str(raw).strip().lower()
-        if name == "perturb":
-            try:
-                new[name] = check_perturbation(float(text))
-            except ValueError:
-                raise ValueError(f"size perturb must be a relative size in [0, 1e-6]; got {raw!r}") from None
-            continue
-        if "None" in kinds[name] and text == "none":
-            new[name] = None
-            continue
-        lo = 0 if name == "joint_inits" else 1
-        try:
-            value = float(text) if kinds[name] == "float" else int(text)
-        except ValueError:
-            value = None
-        if kinds[name] == "float":
-            if value is None or not math.isfinite(value) or value <= 0:
-                raise ValueError(f"size {name} must be a number > 0; got {raw!r}")
-        elif value is None or value < lo:
-            extra = " or 'none'" if "None" in kinds[name] else ""
-            raise ValueError(f"size {name} must be an integer >= {lo}{extra}; got {raw!r}")
-        new[name] = value
-    return replace(base, **new)
+    return replace_sizes(sizes(profile), overrides, minimum={"joint_inits": 0})
 
 
 def derive_seed(seed: int, *tags: str | int) -> int:
@@ -246,6 +222,18 @@ def start(delta0: float, perturb: float, seed: int, first_stream: int, streams: 
         return {"delta0": delta0}
     ids = range(first_stream, first_stream + streams)
     return {"theta0": moved_rows(np.tile(balanced_checkpoint(delta0), (streams, 1)), perturb, "start", seed, ids)}
+
+
+def constructed_sgd(
+    delta0: float, perturb: float, seed: int, first_stream: int, streams: int, **kwargs: Any
+) -> SimResult:
+    """Online SGD of streams ``first_stream ..`` from the constructed checkpoint of ``delta0`` (:func:`start`).
+
+    The streams, their seed and first id are those of the start; ``kwargs`` go to
+    :func:`~numerics.rare_gates.simulate.simulate_sgd` (b, eta, horizon, lam, check_every, ...).
+    """
+    start_kw = start(delta0, perturb, seed, first_stream, streams)
+    return simulate_sgd(**start_kw, streams=streams, seed=seed, first_stream=first_stream, **kwargs)
 
 
 def in_d0(theta: npt.ArrayLike) -> np.ndarray:
@@ -557,16 +545,8 @@ def long_horizons(
     out = []
     for b, d in settings:
         s = table2_seed(b, d, seed)
-        res = simulate_sgd(
-            **start(d, perturb, s, first_stream, streams),
-            b=b,
-            eta=eta,
-            horizon=horizon,
-            lam=lam,
-            streams=streams,
-            seed=s,
-            check_every=check_every,
-            first_stream=first_stream,
+        res = constructed_sgd(
+            d, perturb, s, first_stream, streams, b=b, eta=eta, horizon=horizon, lam=lam, check_every=check_every
         )
         out.append(
             {
@@ -604,17 +584,18 @@ def angle_paths(
     out = []
     for b, d in settings:
         s = table2_seed(b, d, seed)
-        res = simulate_sgd(
-            **start(d, perturb, s, first_stream, streams),
+        res = constructed_sgd(
+            d,
+            perturb,
+            s,
+            first_stream,
+            streams,
             b=b,
             eta=eta,
             horizon=horizon,
             lam=lam,
-            streams=streams,
-            seed=s,
             check_every=check_every,
             trace=True,
-            first_stream=first_stream,
         )
         assert res.trace is not None  # trace=True
         out.append(
@@ -669,16 +650,8 @@ def extended_rerun(
     out = []
     for b, d in settings:
         s = table2_seed(b, d, seed)
-        f64 = simulate_sgd(
-            **start(d, perturb, s, first_stream, streams),
-            b=b,
-            eta=eta,
-            horizon=horizon,
-            lam=lam,
-            streams=streams,
-            seed=s,
-            check_every=check_every,
-            first_stream=first_stream,
+        f64 = constructed_sgd(
+            d, perturb, s, first_stream, streams, b=b, eta=eta, horizon=horizon, lam=lam, check_every=check_every
         )
         if per_setting is None:
             ids = np.arange(streams)
@@ -751,16 +724,17 @@ def gamma_grid(
     for d in delta0s:
         for b in bs:
             for eta in etas:
-                res = simulate_sgd(
-                    **start(d, perturb, seed, first_stream, streams),
+                res = constructed_sgd(
+                    d,
+                    perturb,
+                    seed,
+                    first_stream,
+                    streams,
                     b=b,
                     eta=eta,
                     horizon=horizon,
                     lam=lam,
-                    streams=streams,
-                    seed=seed,
                     check_every=check_every,
-                    first_stream=first_stream,
                 )
                 out.append(
                     {
@@ -855,16 +829,17 @@ def weight_decay_controls(
     """Appendix 20 weight-decay controls: target lambda varies, same checkpoint and streams; stop at recovery."""
     out = []
     for lam in lams:
-        res = simulate_sgd(
-            **start(delta0, perturb, seed, first_stream, streams),
+        res = constructed_sgd(
+            delta0,
+            perturb,
+            seed,
+            first_stream,
+            streams,
             b=b,
             eta=eta,
             horizon=horizon,
             lam=lam,
-            streams=streams,
-            seed=seed,
             check_every=check_every,
-            first_stream=first_stream,
         )
         out.append(
             {
@@ -905,19 +880,20 @@ def parameter_noise(
         for s in scales:
             if s == 0.0 and mode != modes[0]:
                 continue
-            res = simulate_sgd(
-                **start(delta0, perturb, seed, first_stream, streams),
+            res = constructed_sgd(
+                delta0,
+                perturb,
+                seed,
+                first_stream,
+                streams,
                 b=b,
                 eta=eta,
                 horizon=horizon,
                 lam=lam,
-                streams=streams,
-                seed=seed,
                 check_every=check_every,
                 noise_s=s,
                 noise=mode,
                 stop_at_recovery=False,
-                first_stream=first_stream,
             )
             out.append(
                 {
@@ -1046,16 +1022,8 @@ def sample_size_design(
     for i in idx:
         group, b, eta, horizon, tags = COR5_ARMS[i]
         s = derive_seed(seed, *tags)
-        res = simulate_sgd(
-            **start(delta0, perturb, s, first_stream, streams),
-            b=b,
-            eta=eta,
-            horizon=horizon,
-            lam=lam,
-            streams=streams,
-            seed=s,
-            check_every=10,
-            first_stream=first_stream,
+        res = constructed_sgd(
+            delta0, perturb, s, first_stream, streams, b=b, eta=eta, horizon=horizon, lam=lam, check_every=10
         )
         if group == "samples":
             arm = {"b": b, "N": int(round(horizon / eta)), "eta": eta, "first": res.first_disagreement_time}

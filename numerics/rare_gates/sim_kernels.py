@@ -56,7 +56,7 @@ import numpy as np
 from numba import njit, prange
 
 from numerics.rare_gates.model import _risk, _risk_grad
-from numerics.rare_gates.sim_rng import _disk_point, _next, _normal_pair
+from numerics.rare_gates.sim_rng import _disk_point, _next, _normal_pair, _xoshiro
 
 LANES = 32  # streams per lock-step pool: >= 16 for LLVM's vectoriser (tiny-trip-count rule); 32 hides latency at b = 1
 NOISE_NONE = 0
@@ -77,21 +77,6 @@ _Q = 2.0 / math.pi  # model.Q
 # Slack of the risk pre-check: the bound below and model._risk differ by rounding only
 # (about 1e-16 times the sum of the absolute terms); 1e-12 relative is 10^4 times that.
 _RLO_SLACK = 1e-12
-
-
-@njit(cache=True, inline="always")
-def _xoshiro(s0, s1, s2, s3):
-    """xoshiro256++ step on scalars: (output, s0, s1, s2, s3)."""
-    x = s0 + s3
-    r = ((x << np.uint64(23)) | (x >> np.uint64(41))) + s0
-    t = s1 << np.uint64(17)
-    s2 ^= s0
-    s3 ^= s1
-    s1 ^= s2
-    s0 ^= s3
-    s2 ^= t
-    s3 = (s3 << np.uint64(45)) | (s3 >> np.uint64(19))
-    return r, s0, s1, s2, s3
 
 
 @njit(cache=True, inline="always")

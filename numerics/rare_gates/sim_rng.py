@@ -115,23 +115,24 @@ def _seed_states(seed, streams, phase, offset, out):
 
 
 @njit(cache=True, inline="always")
-def _rotl(x, k):
-    return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
-
-
-@njit(cache=True)
-def _next(st, k):
-    """Advance the xoshiro256++ state row ``st[k]`` and return the next uint64 output."""
-    s0, s1, s2, s3 = st[k, 0], st[k, 1], st[k, 2], st[k, 3]
-    r = _rotl(s0 + s3, 23) + s0
+def _xoshiro(s0, s1, s2, s3):
+    """One xoshiro256++ step on the four state words: (output, s0, s1, s2, s3) (the one definition of the step)."""
+    x = s0 + s3
+    r = ((x << np.uint64(23)) | (x >> np.uint64(41))) + s0
     t = s1 << np.uint64(17)
     s2 ^= s0
     s3 ^= s1
     s1 ^= s2
     s0 ^= s3
     s2 ^= t
-    s3 = _rotl(s3, 45)
-    st[k, 0], st[k, 1], st[k, 2], st[k, 3] = s0, s1, s2, s3
+    s3 = (s3 << np.uint64(45)) | (s3 >> np.uint64(19))
+    return r, s0, s1, s2, s3
+
+
+@njit(cache=True)
+def _next(st, k):
+    """Advance the xoshiro256++ state row ``st[k]`` and return the next uint64 output."""
+    r, st[k, 0], st[k, 1], st[k, 2], st[k, 3] = _xoshiro(st[k, 0], st[k, 1], st[k, 2], st[k, 3])
     return r
 
 

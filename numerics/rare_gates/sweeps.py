@@ -29,13 +29,12 @@ experiment                      cells                                 paper
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
 
 from numerics.rare_gates import experiments as E
-from numerics.sweep.experiment import Experiment, chunks, concat_records
+from numerics.sweep.experiment import call_cell, call_experiments, chunks, concat_records, run_call
 
 CODE_MODULES = (
     "numerics.rare_gates.model",
@@ -49,10 +48,7 @@ CODE_MODULES = (
 
 def compute(params: dict) -> Any:
     """One cell: ``experiments.<call>(**kwargs)``."""
-    name = params["call"]
-    if name not in _CALLS:
-        raise ValueError(f"call must be one of {', '.join(sorted(_CALLS))}; got {name!r}")
-    return getattr(E, name)(**params["kwargs"])
+    return run_call(E, _CALLS, params)
 
 
 _CALLS = {
@@ -69,8 +65,7 @@ _CALLS = {
 }
 
 
-def _cell(call: str, **kwargs) -> dict:
-    return {"call": call, "kwargs": kwargs}
+_cell = call_cell
 
 
 # --- experiments over settings x stream ranges: each cell returns a list holding one record --------------
@@ -256,89 +251,69 @@ def _cor5_assemble(_sizes, params: list[dict], values: list[dict]) -> dict:
     return out
 
 
-def _perturbed(cells, z: E.Sizes) -> list[dict]:
-    """``cells(z)``, each cell's call given ``perturb`` when the sizes set one (cells at 0 keep their stored keys)."""
-    out = cells(z)
-    if z.perturb:
-        for p in out:
-            p["kwargs"]["perturb"] = z.perturb
-    return out
-
-
-def _experiment(name: str, summary: str, cells, assemble) -> Experiment:
-    return Experiment(
-        name=f"rare_gates.{name}",
-        summary=summary,
-        sizes=E.sizes_with,
-        cells=functools.partial(_perturbed, cells),
-        compute=compute,
-        assemble=assemble,
-        code_modules=CODE_MODULES,
-    )
-
-
-EXPERIMENTS = {
-    e.name: e
-    for e in (
-        _experiment(
+EXPERIMENTS = call_experiments(
+    "rare_gates",
+    E.sizes_with,
+    compute,
+    CODE_MODULES,
+    [
+        (
             "table1",
             "Table 1, Figures 1-2: source SGD/GD checkpoints at T = 0..400 from D0 draws, both "
             "target optimizers (sizes: table1_inits)",
             _table1_cells,
             _table1_assemble,
         ),
-        _experiment(
+        (
             "halving",
             "Appendix 19: GD in both phases at eta = 1e-3, 5e-4, 2.5e-4 (sizes: halving_inits)",
             _halving_cells,
             _halving_assemble,
         ),
-        _experiment(
+        (
             "table2",
             "Table 2, Figure 3(b): five settings through H = 450 (sizes: table2_streams)",
             _table2_cells,
             _by_setting(("recovery", "first", "disagreements", "final_angle")),
         ),
-        _experiment(
+        (
             "paths",
             "Appendix 19: traced angles of Table 2 streams, the float64 floor (sizes: table2_streams, floor_horizon)",
             _paths_cells,
             _by_setting(("trace_angle", "recovery", "first")),
         ),
-        _experiment(
+        (
             "extended",
             "Appendix 19: 80-bit replay of Table 2 streams (sizes: extended_per_setting, extended_horizon)",
             _extended_cells,
             _by_setting(("ids", "f64_recovery", "f64_first", "ext_recovery", "ext_first")),
         ),
-        _experiment(
+        (
             "grid",
             "Figure 3(a): 24 (delta0, b, eta) cells, H = 200 (sizes: fig3a_streams)",
             _grid_cells,
             _by_setting(("recovery", "first", "disagreements")),
         ),
-        _experiment(
+        (
             "weight_decay",
             "Appendix 20, Figure 5: weight-decay controls (sizes: appendix20_streams, appendix20_horizon)",
             _weight_decay_cells,
             _by_setting(("recovery", "first")),
         ),
-        _experiment(
+        (
             "noise",
             "Appendix 20, Figure 5: independent and shared parameter noise (sizes: appendix20_streams, "
             "appendix20_horizon)",
             _noise_cells,
             _by_setting(("recovery", "final_angle")),
         ),
-        _experiment(
-            "cor5", "Corollary 5: our sample-size design, eight arms (sizes: cor5_streams)", _cor5_cells, _cor5_assemble
-        ),
-        _experiment(
+        ("cor5", "Corollary 5: our sample-size design, eight arms (sizes: cor5_streams)", _cor5_cells, _cor5_assemble),
+        (
             "joint",
             "Appendix 19, Figure 4: SGD in both phases, 5 step sizes x 17 source times (sizes: "
             "joint_inits; 0 in the quick profile)",
             _joint_cells,
             _joint_assemble,
         ),
-    )
-}
+    ],
+)

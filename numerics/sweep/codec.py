@@ -2,8 +2,10 @@
 
 A value is split into a JSON *skeleton* and a dict of NumPy arrays: containers and Python
 scalars stay in the skeleton (a float as the hex of its 8 bytes), every array (and NumPy
-scalar, as a 0-d array, so its dtype survives) becomes a named entry. :func:`decode`
-rebuilds an equal value, bit for bit.
+scalar, as a 0-d array, so its dtype survives) becomes a named entry. A dataclass of the
+project's own numerics (a run record such as ``numerics.multipath.gd.SVSRun``) is stored as
+its class name and fields; :func:`decode` imports that class again (from ``numerics.`` only).
+:func:`decode` rebuilds an equal value, bit for bit.
 
 >>> import numpy as np
 >>> value = {"b": 16, "gamma": 0.16, "rec": np.array([1.5, np.nan]), "cells": [(1, "x"), None]}
@@ -19,6 +21,8 @@ TypeError: cannot store a value of type builtin_function_or_method at /f
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import struct
 from collections.abc import Mapping
 from typing import Any
@@ -51,6 +55,10 @@ def encode(value: object) -> tuple[object, dict[str, np.ndarray]]:
         if isinstance(v, (list, tuple)):
             items = [walk(x, f"{path}[{i}]") for i, x in enumerate(v)]
             return {"tuple": items} if isinstance(v, tuple) else {"list": items}
+        if dataclasses.is_dataclass(v) and not isinstance(v, type) and type(v).__module__.startswith("numerics."):
+            cls = type(v)
+            body = [[f.name, walk(getattr(v, f.name), f"{path}.{f.name}")] for f in dataclasses.fields(v)]
+            return {"dataclass": f"{cls.__module__}:{cls.__qualname__}", "fields": body}
         raise TypeError(f"cannot store a value of type {type(v).__name__} at {path or '/'}")
 
     return walk(value, ""), arrays
@@ -60,7 +68,7 @@ def decode(skeleton: Any, arrays: Mapping[str, np.ndarray]) -> object:
     """The value encoded as ``(skeleton, arrays)`` (the inverse of :func:`encode`)."""
     if skeleton is None or isinstance(skeleton, (bool, str)):
         return skeleton
-    ((kind, body),) = ((k, v) for k, v in skeleton.items() if k != "scalar")
+    ((kind, body),) = ((k, v) for k, v in skeleton.items() if k not in ("scalar", "fields"))
     if kind == "int":
         return int(body)
     if kind == "float":
@@ -74,7 +82,20 @@ def decode(skeleton: Any, arrays: Mapping[str, np.ndarray]) -> object:
         return [decode(x, arrays) for x in body]
     if kind == "tuple":
         return tuple(decode(x, arrays) for x in body)
+    if kind == "dataclass":
+        return _dataclass(body)(**{k: decode(x, arrays) for k, x in skeleton["fields"]})
     raise ValueError(f"unknown skeleton node {kind!r}")
+
+
+def _dataclass(name: str) -> type:
+    """The dataclass ``module:qualname`` of the project's numerics (a stored skeleton names nothing else)."""
+    module, _, qualname = name.partition(":")
+    if not module.startswith("numerics.") or "." in qualname:
+        raise ValueError(f"stored dataclass {name!r} is not a numerics record")
+    cls = getattr(importlib.import_module(module), qualname, None)
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+        raise ValueError(f"stored dataclass {name!r} does not exist in this code version")
+    return cls
 
 
 def equal(a: Any, b: Any) -> bool:
@@ -89,6 +110,8 @@ def equal(a: Any, b: Any) -> bool:
         return False
     if isinstance(a, dict):
         return list(a) == list(b) and all(equal(a[k], b[k]) for k in a)
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        return all(equal(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
     if isinstance(a, (list, tuple)):
         return len(a) == len(b) and all(equal(x, y) for x, y in zip(a, b))
     if isinstance(a, (np.ndarray, np.generic)):

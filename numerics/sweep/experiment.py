@@ -18,11 +18,13 @@ same code version; any edit of those modules, a docstring included, recomputes t
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
+import math
 import platform
-from collections.abc import Callable
-from dataclasses import dataclass, field, fields, is_dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -81,6 +83,128 @@ def check_overrides(experiments, profile: str, overrides: dict) -> None:
             raise ValueError(f"unknown size {name!r}; sizes are: {', '.join(known)}")
     for exp in experiments:
         exp.own_sizes(profile, overrides)
+
+
+def call_cell(call: str, **kwargs: Any) -> dict:
+    """A cell that calls the function ``call`` of its paper's experiments module with ``kwargs``."""
+    return {"call": call, "kwargs": kwargs}
+
+
+def run_call(module: Any, calls: frozenset[str] | set[str], params: dict) -> Any:
+    """Compute a :func:`call_cell`: ``module.<call>(**kwargs)``, refusing a call not in ``calls``."""
+    name = params["call"]
+    if name not in calls:
+        raise ValueError(f"call must be one of {', '.join(sorted(calls))}; got {name!r}")
+    return getattr(module, name)(**params["kwargs"])
+
+
+def perturbed_cells(cells: Callable[[Any], list[dict]], sizes: Any) -> list[dict]:
+    """``cells(sizes)``, each call given ``perturb`` when the sizes set one (cells at 0 keep their stored keys)."""
+    out = cells(sizes)
+    if sizes.perturb:
+        for p in out:
+            p["kwargs"]["perturb"] = sizes.perturb
+    return out
+
+
+def call_experiments(
+    paper: str,
+    sizes: Callable[[str, dict], Any],
+    compute: Callable[[dict], Any],
+    code_modules: tuple[str, ...],
+    specs: list[tuple[str, str, Callable[[Any], list[dict]], Callable]],
+) -> dict[str, Experiment]:
+    """A paper's ``EXPERIMENTS`` whose cells are :func:`call_cell` s: name -> :class:`Experiment`.
+
+    ``specs`` lists ``(name, summary, cells, assemble)``; each experiment is named
+    'paper.name', shares the paper's ``sizes``, ``compute`` and ``code_modules``, and its
+    cells get the sizes' ``perturb`` (:func:`perturbed_cells`).
+    """
+    out = {}
+    for name, summary, cells, assemble in specs:
+        exp = Experiment(
+            name=f"{paper}.{name}",
+            summary=summary,
+            sizes=sizes,
+            cells=functools.partial(perturbed_cells, cells),
+            compute=compute,
+            assemble=assemble,
+            code_modules=code_modules,
+        )
+        out[exp.name] = exp
+    return out
+
+
+def profile_sizes(profiles: Mapping[str, Any], profile: str) -> Any:
+    """The size object of ``profile`` in ``profiles`` ('quick' or 'full'), else a ValueError naming both.
+
+    >>> profile_sizes({"quick": 1, "full": 2}, "fast")
+    Traceback (most recent call last):
+    ...
+    ValueError: profile must be 'quick' or 'full'; got 'fast'
+    """
+    if profile not in profiles:
+        raise ValueError(f"profile must be {' or '.join(repr(p) for p in profiles)}; got {profile!r}")
+    return profiles[profile]
+
+
+def replace_sizes(base: Any, overrides: Mapping[str, object] | None, minimum: Mapping[str, int] | None = None) -> Any:
+    """The size dataclass ``base`` with fields replaced by ``overrides`` (values as numbers or as text).
+
+    Integer sizes must be >= ``minimum.get(name, 1)``; float sizes must be finite and > 0;
+    a field typed ``... | None`` also takes 'none'; ``perturb`` is a relative size in
+    [0, 1e-6] (:func:`numerics.perturb.check_perturbation`). Every refusal names the size
+    and the allowed range; an unknown name lists the sizes there are.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Z:
+    ...     draws: int
+    ...     horizon: float = 1.0
+    >>> replace_sizes(Z(3), {"draws": "8"})
+    Z(draws=8, horizon=1.0)
+    >>> replace_sizes(Z(3), {"draws": "0"})
+    Traceback (most recent call last):
+    ...
+    ValueError: size draws must be an integer >= 1; got '0'
+    >>> replace_sizes(Z(3), {"streams": 2})
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown size 'streams'; sizes are: draws, horizon
+    """
+    if not overrides:
+        return base
+    from numerics.perturb import check_perturbation
+
+    kinds = {f.name: str(f.type) for f in fields(base)}
+    new: dict[str, Any] = {}
+    for name, raw in overrides.items():
+        if name not in kinds:
+            raise ValueError(f"unknown size {name!r}; sizes are: {', '.join(kinds)}")
+        text = str(raw).strip().lower()
+        if name == "perturb":
+            try:
+                new[name] = check_perturbation(float(text))
+            except ValueError:
+                raise ValueError(f"size perturb must be a relative size in [0, 1e-6]; got {raw!r}") from None
+            continue
+        if "None" in kinds[name] and text == "none":
+            new[name] = None
+            continue
+        is_float = kinds[name] == "float"
+        lo = (minimum or {}).get(name, 1)
+        try:
+            value: float | int | None = float(text) if is_float else int(text)
+        except ValueError:
+            value = None
+        if is_float:
+            if value is None or not math.isfinite(value) or value <= 0:
+                raise ValueError(f"size {name} must be a number > 0; got {raw!r}")
+        elif value is None or value < lo:
+            extra = " or 'none'" if "None" in kinds[name] else ""
+            raise ValueError(f"size {name} must be an integer >= {lo}{extra}; got {raw!r}")
+        new[name] = value
+    return replace(base, **new)
 
 
 @cache

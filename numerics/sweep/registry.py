@@ -1,19 +1,21 @@
 """The experiments the sweep layer knows, by name ('paper.experiment').
 
-Each paper's sweep module defines ``EXPERIMENTS`` (name -> :class:`~numerics.sweep.experiment.Experiment`);
-:data:`PROVIDERS` lists those modules. Today only the rare-gates paper has long
-experiments; the multipath and central-flow checks run in seconds.
+Each paper's sweep module (``numerics.<paper>.sweeps``) defines ``EXPERIMENTS`` (name ->
+:class:`~numerics.sweep.experiment.Experiment`); :data:`PROVIDERS` lists those modules. Every
+simulation of the audit is one of these experiments, so ``--set``, the result store, Dask and
+the progress line work the same for all three papers.
 
 >>> resolve(["rare_gates.table2"])[0].name
 'rare_gates.table2'
->>> len(resolve(["rare_gates"])) == len(resolve(["all"])) > 5
+>>> papers = sorted({e.name.split(".")[0] for e in resolve(["all"])})
+>>> papers
+['central_flow', 'multipath', 'rare_gates']
+>>> len(resolve(["all"])) == sum(len(resolve([p])) for p in papers)
 True
->>> resolve(["table9"])
+>>> resolve(["table9"])  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-ValueError: unknown experiment 'table9'; known: all, rare_gates, rare_gates.cor5, rare_gates.extended, \
-rare_gates.grid, rare_gates.halving, rare_gates.joint, rare_gates.noise, rare_gates.paths, rare_gates.table1, \
-rare_gates.table2, rare_gates.weight_decay
+ValueError: unknown experiment 'table9'; known: all, central_flow, multipath, rare_gates, central_flow.mf, ...
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from collections.abc import Iterable
 
 from numerics.sweep.experiment import Experiment
 
-PROVIDERS = ("numerics.rare_gates.sweeps",)
+PROVIDERS = ("numerics.rare_gates.sweeps", "numerics.central_flow.sweeps", "numerics.multipath.sweeps")
 
 
 def experiments() -> dict[str, Experiment]:

@@ -1,7 +1,9 @@
 """Checks of the simulation claims of the central-flow paper (Figures 1-4; Appendices B-D, 'Empirical analysis').
 
-Runs: :mod:`numerics.central_flow.flows` (GD, gradient flow (GF) and the hybrid central flow
-(CF), DOP853 at rtol 1e-12, atol 1e-14, time in GD steps), with sharpness and Sigma from
+Runs: :mod:`numerics.central_flow.experiments` through the sweep layer (``@uses``, experiments
+``central_flow.scalar``, ``.mf``, ``.relu`` and ``.relu_pool``; sizes ``cf_draws`` and
+``cf_relu_pool``), with the flows of :mod:`numerics.central_flow.flows` (GD, gradient flow (GF)
+and the hybrid central flow (CF), DOP853 at rtol 1e-12, atol 1e-14, time in GD steps), with sharpness and Sigma from
 :mod:`numerics.central_flow.spectra` and the laws and breaking matrices from
 :mod:`numerics.central_flow.laws`; figures: :mod:`numerics.central_flow.figures`. The text lost
 every setting except r = 2 (matrix factorisation), r = 3 (ReLU), T = 200 (scalar) and "three
@@ -9,7 +11,7 @@ random seeds"; the settings used are ``experiments.SETTINGS`` (:mod:`numerics.ce
 read once, stated on each check as its reading): eta = 0.9 with targets of unit scale,
 unbalanced sub-critical initialisations whose GF sharpens past 2/eta.
 
-Draws. Draw i of a model is Philox-keyed by (SEED, i) (``experiments.*_setting``); a draw is used
+Draws. Draw i of a model is Philox-keyed by (SEED, i) (``experiments.draw``); a draw is used
 when its start lies below the edge (lambda_max(theta0) < 2/eta; a start above the edge has no
 central flow) and, for ReLU, when its hybrid flow reaches the edge off an activation boundary
 (the paper evaluates "at an active rank-one EOS point"). The first three used draws stand for
@@ -30,33 +32,22 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
-import pytest
 import sympy as sp
 from scipy import stats
 
 from derivations.central_flow import scalar as S
 from numerics.central_flow import experiments as E
 from numerics.central_flow import figures as FIG
-from numerics.central_flow import flows as F
-from numerics.central_flow import laws as CL
-from numerics.central_flow import spectra as SPEC
-from numerics.perturb import perturb_relative
-from verify.audit import claim, discrepancy, paper_claim
+from numerics.central_flow.experiments import GRID_STEP, P2_SKIP, SEED
+from verify.audit import claim, discrepancy, paper_claim, uses
 
 EPS = np.finfo(float).eps
-SEED = 0
-SIZES = {  # used draws per model; ReLU pool: Philox draws tried for the fixed-gate statistics
-    "quick": {"draws": 6, "relu_pool_tries": 40},
-    "full": {"draws": 8, "relu_pool_tries": 200},
-}
-GRID_STEP = 0.25  # sampling interval of the flows, in GD steps (ReLU gate scans: 0.1)
 GF_TOL = 1e-10  # GF keeps a law to the solver's accuracy: rtol 1e-12 per step, ~1e3 steps, dense-output samples
 O1 = 0.1  # "O(1) change": at least 10% of the law's scale (>= 1e9 x GF's drift)
 PIN_TOL = 1e-9  # |lambda_max eta/2 - 1| on the edge: the constraint is exact for the flow, its drift is the
 #                 integration error (rtol 1e-12, ~1e3 steps) plus dense-output interpolation at the samples
 P2_MAX = 0.5  # the midpoint "removes the dominant period-two oscillation": less than half of GD's amplitude remains
 PAPER_RUNS = 3  # the paper's "three random initialisations / seeds"
-P2_SKIP = 3  # period-two amplitudes are compared from step 3 on (the first steps are the catapult itself)
 
 READ_SCALAR = (
     "lost setting read as y = 1, eta = 0.9, u0 ~ U(1.2, 1.35), v0 ~ U(0.1, 0.3) (h0 > 0 above the bound "
@@ -75,52 +66,6 @@ READ_RELU = (
 )
 
 
-# --- helpers ---------------------------------------------------------------------------------------------
-
-
-def _grid(T, step=GRID_STEP):
-    return np.linspace(0.0, T, int(round(T / step)) + 1)
-
-
-def _p2(seq) -> np.ndarray:
-    """Period-two amplitude |x_{k+1} - 2 x_k + x_{k-1}| / 4 (= b for x_k = a + (-1)^k b)."""
-    d2 = np.diff(np.asarray(seq), 2, axis=0)
-    return np.linalg.norm(d2.reshape(d2.shape[0], -1), axis=1) / 4
-
-
-def _p2_ratio(iterates) -> float:
-    """Sum of the midpoints' period-two amplitudes over GD's, from step P2_SKIP on."""
-    return float(_p2(F.midpoints(iterates))[P2_SKIP:].sum() / _p2(iterates)[P2_SKIP:].sum())
-
-
-def _contact_state(traj):
-    """(t, theta) where the hybrid flow first reached the edge."""
-    ev = next(e for e in traj.events if e["kind"] == "mode" and e["k"][1] > 0)
-    return ev["t"], ev["theta"]
-
-
-def _below_edge(model, theta, eta) -> bool:
-    return bool(SPEC.sharpness(model, theta)[0] < 2.0 / eta)
-
-
-def _setting(setting, i, rel=0.0):
-    """Draw i of a model's setting; its start perturbed by ``rel`` relative (``--perturb``), keyed by (model, draw)."""
-    model, th, eta = setting(SEED, i)
-    return model, perturb_relative(th, rel, setting.__name__, SEED, i), eta
-
-
-def _used_draws(setting, count, extra=None, tries=400, rel=0.0):
-    out, i = [], 0
-    while len(out) < count:
-        if i >= tries:
-            raise RuntimeError(f"fewer than {count} usable draws among the first {tries}")
-        model, th, eta = _setting(setting, i, rel)
-        if _below_edge(model, th, eta) and (extra is None or extra(model, th, eta)):
-            out.append(i)
-        i += 1
-    return out
-
-
 ALT_FAIL = 0.25  # the alternative a per-draw check must detect: the property fails in a quarter of the draws
 
 
@@ -136,14 +81,6 @@ def _per_draw_power(audit, n: int, what: str = "the property") -> None:
     )
 
 
-def _rel_change(values, ref, scale=None) -> np.ndarray:
-    values = np.asarray(values)
-    diff = values - ref
-    if diff.ndim == 3:  # matrices: Frobenius norm
-        return np.linalg.norm(diff.reshape(diff.shape[0], -1), axis=1) / np.linalg.norm(ref)
-    return np.abs(diff) / (np.abs(ref) if scale is None else scale)
-
-
 # --- scalar model (Figure 1) -------------------------------------------------------------------------------
 
 
@@ -154,74 +91,15 @@ def _eq18():
     return sp.lambdify((S.u, S.v, S.y, S.eta), expr, "numpy")
 
 
-def _scalar_run(i, rel=0.0):
-    model, th, eta = _setting(E.scalar_setting, i, rel)
-    c = E.SETTINGS["scalar"]
-    T, y = c["T"], c["y"]
-    grid = _grid(T)
-    gf = F.gradient_flow(model, th, eta, T, grid)
-    cf = F.hybrid_flow(model, th, eta, T, grid)
-    gd = F.gradient_descent(model, th, eta, int(T))
-    mid = F.midpoints(gd)
-    h0 = float(CL.law(th, model))
-    tc, thc = _contact_state(cf)
-    vc = SPEC.central_flow_velocity(model, thc, eta)
-    hdot_meas = float(2 * thc[0] * vc["velocity"][0] - 2 * thc[1] * vc["velocity"][1])  # <grad h, theta'>
-    lam_c = np.linalg.eigvalsh(model.hessian(thc))
-    lam = np.array([SPEC.sharpness(model, x)[0] for x in cf.theta])
-    act = np.nonzero(cf.k > 0)[0]
-    vel = [SPEC.central_flow_velocity(model, cf.theta[j], eta) for j in act]
-    hdot = np.array(
-        [2 * cf.theta[j][0] * v["velocity"][0] - 2 * cf.theta[j][1] * v["velocity"][1] for j, v in zip(act, vel)]
-    )
-    s2 = np.array([v["sigma2"][0] for v in vel])
-    probe = act[:: max(1, act.size // 25)]
-    eigsh_gap = max(abs(SPEC.sharpness(model, cf.theta[j], method="eigsh")[0] - lam[j]) / lam[j] for j in probe)
-    pre = cf.k == 0
-    return {
-        "draw": i,
-        "T": T,
-        "eta": eta,
-        "y": y,
-        "h0": h0,
-        "theta0": th,
-        "gf_t": gf.t,
-        "gf_dh": _rel_change(CL.law(gf.theta, model), h0),
-        "cf_t": cf.t,
-        "cf_k": cf.k,
-        "cf_h": CL.law(cf.theta, model),
-        "cf_dh": _rel_change(CL.law(cf.theta, model), h0),
-        "cf_lam": lam * eta / 2,
-        "gd_t": np.arange(gd.shape[0], dtype=float),
-        "gd_dh": _rel_change(CL.law(gd, model), h0),
-        "mid_t": np.arange(mid.shape[0]) + 0.5,
-        "mid_dh": _rel_change(CL.law(mid, model), h0),
-        "p2_ratio": _p2_ratio(gd),
-        "contact": tc,
-        "hdot_meas": hdot_meas,
-        "hdot_pred": float(_eq18()(thc[0], thc[1], y, eta)),
-        "kappa": float(lam_c[-1] / (lam_c[-1] - lam_c[0])),
-        "abs_hT": float(abs(CL.law(cf.theta[-1], model))),
-        "t_last": float(cf.t[-1]),
-        "bound": 2 * np.sqrt(eta**-2 - y**2),
-        "pre_gap": float(np.max(np.abs(cf.theta[pre] - gf.theta[: int(pre.sum())]))),
-        "pre_lam_max": float(lam[pre].max() * eta / 2),
-        "act": act,
-        "act_hdot": hdot,
-        "act_s2": s2,
-        "eigsh_gap": float(eigsh_gap),
-        "stop": cf.stop,
-    }
-
-
-@pytest.fixture(scope="module")
-def scalar_runs(profile, perturbation):
-    draws = _used_draws(E.scalar_setting, SIZES[profile]["draws"], rel=perturbation)
-    return [_scalar_run(i, perturbation) for i in draws]
+def _eq18_at_contact(runs) -> list[float]:
+    """Eq. (18)'s h' at each run's first EOS contact state."""
+    return [float(_eq18()(r["contact_theta"][0], r["contact_theta"][1], r["y"], r["eta"])) for r in runs]
 
 
 @claim("CF-B.fig1-levelset", reading=READ_SCALAR + "; O(1) read as a relative change >= 0.1")
-def test_fig1_levelset(audit, scalar_runs):
+@uses("central_flow.scalar")
+def test_fig1_levelset(audit, results):
+    scalar_runs = results["central_flow.scalar"]
     gf = [float(r["gf_dh"].max()) for r in scalar_runs]
     cf = [float(r["cf_dh"][-1]) for r in scalar_runs]
     mid = [float(r["mid_dh"][-1]) for r in scalar_runs]
@@ -236,7 +114,7 @@ def test_fig1_levelset(audit, scalar_runs):
         f"(solver accuracy over ~1e3 steps; largest {max(gf):.1e}); O(1) = >= {O1} (smallest change: CF {min(cf):.3f}, "
         f"midpoint {min(mid):.3f}, iterate {min(gd):.3f})."
     )
-    audit.figure(FIG.figure1(scalar_runs), "cf_fig1")
+    audit.figure(FIG.figure1(scalar_runs, _eq18_at_contact(scalar_runs)), "cf_fig1")
     _per_draw_power(audit, len(scalar_runs))
     assert max(gf) <= GF_TOL
     assert min(cf) >= O1 and min(mid) >= O1 and min(gd) >= O1
@@ -266,7 +144,9 @@ def _check_midpoint(audit, runs, steps, asserted=None):
 
 
 @claim("CF-B.fig1-levelset", reading=MIDPOINT_READING)
-def test_fig1_midpoint(audit, scalar_runs):
+@uses("central_flow.scalar")
+def test_fig1_midpoint(audit, results):
+    scalar_runs = results["central_flow.scalar"]
     _check_midpoint(audit, scalar_runs, 200)
 
 
@@ -275,10 +155,13 @@ def test_fig1_midpoint(audit, scalar_runs):
     reading=READ_SCALAR + "; Eq. (18) as reconstructed (CF-B.eq18) with sigma^2 on the "
     "constraint (CF-B.sigma2); 'first EOS contact' = the event where lambda_max reaches 2/eta",
 )
-def test_fig1_match(audit, scalar_runs):
-    rel = [abs(r["hdot_meas"] - r["hdot_pred"]) / abs(r["hdot_pred"]) for r in scalar_runs]
+@uses("central_flow.scalar")
+def test_fig1_match(audit, results):
+    scalar_runs = results["central_flow.scalar"]
+    pred = _eq18_at_contact(scalar_runs)
+    rel = [abs(r["hdot_meas"] - p) / abs(p) for r, p in zip(scalar_runs, pred)]
     tol = [256 * EPS * r["kappa"] for r in scalar_runs]
-    audit.ours([(r["hdot_meas"], r["hdot_pred"]) for r in scalar_runs], 17, label="(measured h', Eq. (18)) per draw")
+    audit.ours([(r["hdot_meas"], p) for r, p in zip(scalar_runs, pred)], 17, label="(measured h', Eq. (18)) per draw")
     audit.ours(rel, 3, label="relative difference")
     audit.evidence(
         "Measured: <grad h, theta'_CF> at the contact state, theta'_CF from the numerical pipeline (dense eigh, "
@@ -287,11 +170,13 @@ def test_fig1_match(audit, scalar_runs):
         "eigenvector's condition (eigh backward error eps ||H||), 256 covering the few dozen roundings of each route."
     )
     assert all(r < t for r, t in zip(rel, tol))
-    assert all(r["hdot_pred"] < 0 for r in scalar_runs)
+    assert all(p < 0 for p in pred)
 
 
 @claim("CF-B.fig1-pinned", reading=READ_SCALAR)
-def test_fig1_pinned(audit, scalar_runs):
+@uses("central_flow.scalar")
+def test_fig1_pinned(audit, results):
+    scalar_runs = results["central_flow.scalar"]
     dev = [float(np.max(np.abs(r["cf_lam"][r["act"]] - 1))) for r in scalar_runs]
     pre = [r["pre_lam_max"] for r in scalar_runs]
     gap = [r["pre_gap"] for r in scalar_runs]
@@ -317,7 +202,9 @@ def test_fig1_pinned(audit, scalar_runs):
 
 
 @claim("CF-B.fig1-saturate", reading=READ_SCALAR + "; 'long-time |h|' = |h| of the hybrid CF at T = 200")
-def test_fig1_saturate(audit, scalar_runs):
+@uses("central_flow.scalar")
+def test_fig1_saturate(audit, results):
+    scalar_runs = results["central_flow.scalar"]
     rel = [abs(r["abs_hT"] - r["bound"]) / r["bound"] for r in scalar_runs]
     audit.ours([r["abs_hT"] for r in scalar_runs], 16, label="|h(200)|")
     audit.ours(float(scalar_runs[0]["bound"]), 16, label="2 sqrt(eta^-2 - y^2)")
@@ -334,7 +221,9 @@ def test_fig1_saturate(audit, scalar_runs):
 
 
 @claim("CF-B.fig1-balance", reading=READ_SCALAR)
-def test_fig1_balance(audit, scalar_runs):
+@uses("central_flow.scalar")
+def test_fig1_balance(audit, results):
+    scalar_runs = results["central_flow.scalar"]
     hmin = [float(r["cf_h"].min()) for r in scalar_runs]
     active = [r["act_s2"] > 0 for r in scalar_runs]
     hdot_max = [float(r["act_hdot"][a].max()) for r, a in zip(scalar_runs, active)]
@@ -355,72 +244,10 @@ def test_fig1_balance(audit, scalar_runs):
 # --- matrix factorisation (Figure 2) -----------------------------------------------------------------------
 
 
-def _sym_coords(B):
-    """Frobenius-orthonormal coordinates of a symmetric 2 x 2 matrix."""
-    return np.array([B[0, 0], np.sqrt(2) * B[0, 1], B[1, 1]])
-
-
-def _mf_run(i, rel=0.0):
-    model, th, eta = _setting(E.mf_setting, i, rel)
-    T = E.SETTINGS["mf"]["T"]
-    grid = _grid(T)
-    gf = F.gradient_flow(model, th, eta, T, grid)
-    cf = F.hybrid_flow(model, th, eta, T, grid)
-    gd = F.gradient_descent(model, th, eta, int(T))
-    mid = F.midpoints(gd)
-    P0 = CL.balancedness(th, model)
-    act_t, match, floor, coords, lam2, lam1 = [], [], [], [], [], []
-    n, m_, r = model.shape
-    for j in np.nonzero(cf.k > 0)[0]:
-        v = SPEC.central_flow_velocity(model, cf.theta[j], eta)
-        if v["sigma2"][0] <= 0:
-            continue
-        Pdot = CL.balancedness_rate(cf.theta[j], v["velocity"], model)  # d/dt (U^T U - V^T V), direct
-        Bt = CL.mf_breaking_matrix(cf.theta[j], model, v["deltas"])
-        B = (Bt + Bt.T) / 2
-        act_t.append(cf.t[j])
-        match.append(np.linalg.norm(Pdot + eta * B) / np.linalg.norm(eta * B))
-        U, V = cf.theta[j][: n * r].reshape(n, r), cf.theta[j][n * r :].reshape(m_, r)
-        dU, dV = v["velocity"][: n * r].reshape(n, r), v["velocity"][n * r :].reshape(m_, r)
-        terms = 2 * (np.abs(dU.T) @ np.abs(U) + np.abs(dV.T) @ np.abs(V)) + eta * np.abs(B)  # sum of |terms|
-        floor.append(np.max(np.abs(Pdot + eta * B) / terms))
-        coords.append(_sym_coords(B))
-        lam = SPEC.sharpness(model, cf.theta[j], 2)
-        lam1.append(lam[0] * eta / 2)
-        lam2.append(lam[1] * eta / 2)
-    svals = np.linalg.svd(np.array(coords), compute_uv=False)
-    return {
-        "draw": i,
-        "eta": eta,
-        "T": T,
-        "stop": cf.stop,
-        "contact": cf.contact,
-        "gf_t": gf.t,
-        "gf_dpsi": _rel_change(CL.balancedness(gf.theta, model), P0),
-        "cf_t": cf.t,
-        "cf_dpsi": _rel_change(CL.balancedness(cf.theta, model), P0),
-        "gd_t": np.arange(gd.shape[0], dtype=float),
-        "gd_dpsi": _rel_change(CL.balancedness(gd, model), P0),
-        "mid_t": np.arange(mid.shape[0]) + 0.5,
-        "mid_dpsi": _rel_change(CL.balancedness(mid, model), P0),
-        "p2_ratio": _p2_ratio(gd),
-        "act_t": np.array(act_t),
-        "match": np.array(match),
-        "floor": np.array(floor),
-        "svals": svals,
-        "lam1": np.array(lam1),
-        "lam2": np.array(lam2),
-    }
-
-
-@pytest.fixture(scope="module")
-def mf_runs(profile, perturbation):
-    draws = _used_draws(E.mf_setting, SIZES[profile]["draws"], rel=perturbation)
-    return [_mf_run(i, perturbation) for i in draws]
-
-
 @claim("CF-C.fig2-psi", reading=READ_MF + "; O(1) read as a relative Frobenius change >= 0.1")
-def test_fig2_psi(audit, mf_runs):
+@uses("central_flow.mf")
+def test_fig2_psi(audit, results):
+    mf_runs = results["central_flow.mf"]
     gf = [float(r["gf_dpsi"].max()) for r in mf_runs]
     cf = [float(r["cf_dpsi"][-1]) for r in mf_runs]
     mid = [float(r["mid_dpsi"][-1]) for r in mf_runs]
@@ -440,7 +267,9 @@ def test_fig2_psi(audit, mf_runs):
 
 
 @claim("CF-C.fig2-psi", reading=MIDPOINT_READING)
-def test_fig2_midpoint(audit, mf_runs):
+@uses("central_flow.mf")
+def test_fig2_midpoint(audit, results):
+    mf_runs = results["central_flow.mf"]
     _check_midpoint(audit, mf_runs, 100)
 
 
@@ -450,7 +279,9 @@ def test_fig2_midpoint(audit, mf_runs):
     "float64 rounding along the active trajectory (entrywise |Psi' + eta B| <= 64 eps x sum of |terms|); the plain "
     "relative discrepancy is reported beside the paper's range",
 )
-def test_fig2_match(audit, mf_runs):
+@uses("central_flow.mf")
+def test_fig2_match(audit, results):
+    mf_runs = results["central_flow.mf"]
     floor = [float(r["floor"].max()) for r in mf_runs]
     worst = [float(r["match"].max()) for r in mf_runs]
     median = [float(np.median(r["match"])) for r in mf_runs]
@@ -477,7 +308,9 @@ def test_fig2_match(audit, mf_runs):
     reading=READ_MF + "; 'nonzero well above the numerical error floor' read as sigma_3/sigma_1 "
     ">= 1e-8, 1e6 x the ~1e-14 relative accuracy of B(t) (CF-C.fig2-match)",
 )
-def test_fig2_span(audit, mf_runs):
+@uses("central_flow.mf")
+def test_fig2_span(audit, results):
+    mf_runs = results["central_flow.mf"]
     norm = [r["svals"] / r["svals"][0] for r in mf_runs]
     audit.ours([list(x) for x in norm], 4, label="normalised singular values per draw")
     audit.evidence(
@@ -491,7 +324,9 @@ def test_fig2_span(audit, mf_runs):
 
 
 @claim("CF-C.fig2-lam2", reading=READ_MF + "; throughout = at every active sample (0.25 steps)")
-def test_fig2_lam2(audit, mf_runs):
+@uses("central_flow.mf")
+def test_fig2_lam2(audit, results):
+    mf_runs = results["central_flow.mf"]
     top = [float(r["lam2"].max()) for r in mf_runs]
     audit.ours(top, 6, label="max lambda_2 eta/2 over the active trajectory")
     audit.ours([r["stop"] for r in mf_runs], label="early stops (a second eigenvalue at the edge)")
@@ -508,112 +343,6 @@ def test_fig2_lam2(audit, mf_runs):
 # --- two-layer ReLU (Figures 3 and 4) ----------------------------------------------------------------------
 
 
-def _relu_gate_scan(model, traj, eta):
-    """(ratio at each active sample, times): the fixed-gate ratio along the hybrid CF."""
-    ts, ratios = [], []
-    for j in np.nonzero(traj.k > 0)[0]:
-        v = SPEC.central_flow_velocity(model, traj.theta[j], eta)
-        ts.append(traj.t[j])
-        ratios.append(CL.fixed_gate_ratio(traj.theta[j], model, v["Q"][:, 0], v["sigma2"][0]))
-    return np.array(ratios), np.array(ts)
-
-
-def _relu_contact(i, T, rel=0.0):
-    """The hybrid flow of draw i on a 0.1-step grid, or None when the draw is not used."""
-    model, th, eta = _setting(E.relu_setting, i, rel)
-    if not _below_edge(model, th, eta):
-        return None
-    traj = F.hybrid_flow(model, th, eta, T, _grid(T, 0.1))
-    if traj.contact is None:
-        return None
-    return model, th, eta, traj
-
-
-def _first_failure(model, traj, eta):
-    ratios, ts = _relu_gate_scan(model, traj, eta)
-    bad = np.nonzero(ratios <= 1.0)[0]
-    if bad.size:
-        return float(ts[bad[0]])
-    return float(traj.t[-1]) if traj.stop else None  # a central trajectory stopped on a boundary has failed there
-
-
-def _relu_point(model, thc, eta):
-    """Per-neuron drift at a state: measured <grad h_j, theta'_CF> and predicted -eta (B~_ReLU)_jj."""
-    v = SPEC.central_flow_velocity(model, thc, eta)
-    n, d, r = model.shape
-    U, V = thc[: n * r].reshape(n, r), thc[n * r :].reshape(d, r)
-    dU, dV = v["velocity"][: n * r].reshape(n, r), v["velocity"][n * r :].reshape(d, r)
-    meas = 2 * np.sum(U * dU, axis=0) - 2 * np.sum(V * dV, axis=0)
-    Bt = CL.relu_breaking_matrix(thc, model, v["deltas"])
-    pred = -eta * np.diag(Bt)
-    b = np.diag(Bt)
-    basis = np.linalg.svd(b[None, :])[2][1:]  # orthonormal basis of b-perp (rows)
-    return {
-        "meas": meas,
-        "pred": pred,
-        "surv": float(np.max(np.abs(basis @ meas))),
-        "b": b,
-        "ratio": CL.fixed_gate_ratio(thc, model, v["Q"][:, 0], v["sigma2"][0]),
-        "scale": float(np.abs(meas).sum() + np.abs(pred).sum()),
-    }
-
-
-def _relu_run(i, rel=0.0):
-    T = E.SETTINGS["relu"]["T"]
-    model, th, eta, cf = _relu_contact(i, T, rel)
-    tc, thc = _contact_state(cf)
-    grid = _grid(T, 0.1)
-    gf = F.gradient_flow(model, th, eta, T, grid)
-    gd = F.gradient_descent(model, th, eta, int(T))
-    mid = F.midpoints(gd)
-    n, d, r = model.shape
-    scale = np.sum(th[: n * r].reshape(n, r) ** 2, axis=0) + np.sum(th[n * r :].reshape(d, r) ** 2, axis=0)
-    h0 = CL.law(th, model)
-    return {
-        "draw": i,
-        "eta": eta,
-        "contact": tc,
-        **_relu_point(model, thc, eta),
-        "fail_t": _first_failure(model, cf, eta),
-        "cf_stop": cf.stop,
-        "gf_t": gf.t,
-        "h_gf": CL.law(gf.theta, model),
-        "cf_t": cf.t,
-        "h_cf": CL.law(cf.theta, model),
-        "mid_t": np.arange(mid.shape[0]) + 0.5,
-        "h_mid": CL.law(mid, model),
-        "gd_h": CL.law(gd, model),
-        "gf_dh": float(np.max(np.abs(CL.law(gf.theta, model) - h0)) / scale.sum()),  # the solver's accuracy is global
-        "mid_dh": np.abs(CL.law(mid[-1], model) - h0) / scale,
-        "gf_events": len(gf.events),
-        "gf_slides": sum(e["kind"] == "slide" for e in gf.events),
-        "p2_ratio": _p2_ratio(gd),
-        "alive": np.any([model.preacts(x) > 0 for x in gd], axis=(0, 1)),
-    }
-
-
-@pytest.fixture(scope="module")
-def relu_pool(profile, perturbation):
-    """Every used draw among the first ``relu_pool_tries``: (draw, ratio at contact, first failure time, contact)."""
-    out = []
-    for i in range(SIZES[profile]["relu_pool_tries"]):
-        got = _relu_contact(i, 20.0, perturbation)
-        if got is None:
-            continue
-        model, _, eta, traj = got
-        tc, thc = _contact_state(traj)
-        out.append((i, _relu_point(model, thc, eta)["ratio"], _first_failure(model, traj, eta), tc))
-    return out
-
-
-@pytest.fixture(scope="module")
-def relu_runs(profile, perturbation, relu_pool):
-    count = SIZES[profile]["draws"]
-    if len(relu_pool) < count:
-        raise RuntimeError(f"only {len(relu_pool)} usable ReLU draws in the pool; {count} needed")
-    return [_relu_run(i, perturbation) for i, *_ in relu_pool[:count]]
-
-
 def _clear_signs(runs):
     """Signs of the predicted drifts that are clearly nonzero (|pred| > 1e-6 max |pred|)."""
     signs = set()
@@ -624,7 +353,9 @@ def _clear_signs(runs):
 
 
 @claim("CF-D.fig3-match", reading=READ_RELU + "; B~_ReLU as read in CF-D.Btilde")
-def test_fig3_match(audit, relu_runs):
+@uses("central_flow.relu")
+def test_fig3_match(audit, results):
+    relu_runs = results["central_flow.relu"]
     err = [float(np.max(np.abs(r["meas"] - r["pred"])) / r["scale"]) for r in relu_runs]
     signs = _clear_signs(relu_runs)
     audit.ours([list(r["pred"]) for r in relu_runs], 6, label="-eta (B~_ReLU)_jj per draw")
@@ -643,7 +374,10 @@ def test_fig3_match(audit, relu_runs):
 
 
 @claim("CF-D.fig3-gate", reading=READ_RELU)
-def test_fig3_gate_ours(audit, relu_runs, relu_pool):
+@uses("central_flow.relu", "central_flow.relu_pool")
+def test_fig3_gate_ours(audit, results):
+    relu_runs = results["central_flow.relu"]
+    relu_pool = results["central_flow.relu_pool"]
     ratios = [r["ratio"] for r in relu_runs]
     pool = [p[1] for p in relu_pool]
     k, n = sum(x > 1 for x in pool), len(pool)
@@ -675,7 +409,9 @@ def test_fig3_gate_ours(audit, relu_runs, relu_pool):
     "4, the claim would hold by construction and carry no information)",
     reading=READ_RELU,
 )
-def test_fig3_gate_paper(relu_runs):
+@uses("central_flow.relu")
+def test_fig3_gate_paper(results):
+    relu_runs = results["central_flow.relu"]
     ratios = [r["ratio"] for r in relu_runs][:PAPER_RUNS]
     paper_claim(
         all(x > 1 for x in ratios),
@@ -684,7 +420,9 @@ def test_fig3_gate_paper(relu_runs):
 
 
 @claim("CF-D.fig3-surv", reading=READ_RELU + "; 'O(1e-11)' read as: below 1e-10 in absolute value")
-def test_fig3_surv(audit, relu_runs):
+@uses("central_flow.relu")
+def test_fig3_surv(audit, results):
+    relu_runs = results["central_flow.relu"]
     surv = [r["surv"] for r in relu_runs]
     rel = [r["surv"] / (r["eta"] * np.linalg.norm(r["b"])) for r in relu_runs]
     audit.ours(surv, 3, label="max |c^T h'| over an orthonormal basis c of b-perp, per draw")
@@ -704,7 +442,10 @@ def test_fig3_surv(audit, relu_runs):
     reading=READ_RELU + "; 'after fewer than 10 optimisation steps' read as: the first sampled "
     "point (0.1-step grid) where the fixed-gate ratio is <= 1 lies at t < 10 GD steps from initialisation",
 )
-def test_fig4_gate(audit, relu_runs, relu_pool):
+@uses("central_flow.relu", "central_flow.relu_pool")
+def test_fig4_gate(audit, results):
+    relu_runs = results["central_flow.relu"]
+    relu_pool = results["central_flow.relu_pool"]
     fail = [r["fail_t"] for r in relu_runs]
     after = [None if f is None else f - r["contact"] for f, r in zip(fail, relu_runs)]
     pool_fail = [p[2] for p in relu_pool]
@@ -735,7 +476,9 @@ def test_fig4_gate(audit, relu_runs, relu_pool):
     "scale |u_j|^2 + |v_j|^2 and every h_j of a live neuron (one with an open gate at some GD step) by more than "
     "1e3 x GF's tolerance; a neuron dead throughout has zero gradient, and every flow keeps its h_j exactly",
 )
-def test_fig4_laws(audit, relu_runs):
+@uses("central_flow.relu")
+def test_fig4_laws(audit, results):
+    relu_runs = results["central_flow.relu"]
     gf = [r["gf_dh"] for r in relu_runs]
     mid = [r["mid_dh"] for r in relu_runs]
     alive = [r["alive"] for r in relu_runs]
@@ -758,5 +501,7 @@ def test_fig4_laws(audit, relu_runs):
 
 
 @claim("CF-D.fig4-laws", reading=MIDPOINT_READING)
-def test_fig4_midpoint(audit, relu_runs):
+@uses("central_flow.relu")
+def test_fig4_midpoint(audit, results):
+    relu_runs = results["central_flow.relu"]
     _check_midpoint(audit, relu_runs, 60, asserted=PAPER_RUNS)  # the paper's three seeds; further draws reported

@@ -1,45 +1,45 @@
 """Checks of the GD simulation claims of the multi-pathway paper (Sections 3.3, 5, 6; Figures 1-4, 6, 8-10).
 
-Runs: :mod:`numerics.multipath.gd` (the exact mode recursion (54) of the SVS depth-balanced
-manifold, with a compensated low-order part so that increments below float64 resolution are kept;
-full d x d matrices for the rank-p and manifold checks); thresholds from
-:mod:`numerics.multipath.sharpness` (lambda^min, optimal heterogeneous allocation of (18)) and
-:mod:`numerics.multipath.wcr` (gamma_WCR); figures from :mod:`numerics.multipath.figures`.
-
-Settings the text gives: L = 20, H = 2, sigma_*1 = 1 (Figures 1, 2); unequal scales alpha_1 > alpha_2
-(Section 5.1); eta < 2/S_1, eta > 2/S_1, eta = 2/lambda_1^min (panel labels); depth pairs and
-eta* = 2/lambda^min with a common scale (Section 5.3); eta = 0.99 eta_WCR (Figure 9); H = 3 and
-eta = 2/lambda_1^min (Figure 10). Settings lost, and our reading (chosen once, see INIT_READING
-and the per-claim readings): the initial scales, the number of steps, the eta values inside each
-regime, the depth of Figures 9-10 and the warm-up schedule. GD is deterministic; the only random
-draw is the orthogonal frame V of the full-matrix runs (numpy Generator, seed SEED_V).
+Runs: :mod:`numerics.multipath.experiments` through the sweep layer (``@uses``: experiments
+``multipath.fig1``, ``.three_pathways``, ``.hetero``, ``.fig9``, ``.chain``, ``.warmup`` and
+``.rank_p``; sizes ``mp_*``), with :mod:`numerics.multipath.gd` (the exact mode recursion (54) of
+the SVS depth-balanced manifold, with a compensated low-order part so that increments below
+float64 resolution are kept; full d x d matrices for the rank-p and manifold checks); thresholds
+from :mod:`numerics.multipath.sharpness` (lambda^min, optimal heterogeneous allocation of (18))
+and :mod:`numerics.multipath.wcr` (gamma_WCR); figures from :mod:`numerics.multipath.figures`.
+The settings given and the readings of the lost ones are stated in
+:mod:`numerics.multipath.experiments` and on each check. The two property checks at the end
+draw their settings with Hypothesis (derandomised) and run GD themselves: their examples come
+from the search, not from a fixed list of cells.
 """
 
 from __future__ import annotations
 
 import mpmath
 import numpy as np
-import pytest
-from hypothesis import given, settings
+from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 
 from numerics.multipath import ensembles as ens
+from numerics.multipath import experiments as E
 from numerics.multipath import figures as F
 from numerics.multipath import gd
 from numerics.multipath import sharpness as ns
 from numerics.multipath import wcr as nw
-from numerics.perturb import perturb_relative
-from verify.audit import claim, discrepancy, paper_claim
-
-L20, H2, SIG = 20, 2, 1.0
-S1 = L20 * SIG ** (2 - 2 / L20)  # single-path sharpness (13) at sigma_* = 1: S_1 = L
-LMIN = float(ns.lambda_min(H2, L20, SIG, 30))  # Eq. (15): 20 * 2^(-0.9)
-ETA_BAL = 2 / LMIN
-ASYM = 0.9  # alpha_2 = 0.9 alpha_1: "a slightly different scale" (Section 5.1), a 10% asymmetry
-GAMMA_SMALL = (1.0, 1.8)  # eta S_1 below the classical bound 2
-GAMMA_EOS = (2.2, 2.5, 2.8, 3.2, 3.5)  # inside (2, 2 H^{1-2/L}) = (2, 3.732)
-SEED_V = 20240611  # the orthogonal frame of the full-matrix runs (chosen once)
-TOL_R = 1e-12  # "converged": every mode residual below 1e-12 (10^4 ulps of sigma_* = 1)
+from numerics.multipath.experiments import (
+    ASYM,
+    ETA_BAL,
+    GAMMA_EOS,
+    GAMMA_SMALL,
+    H2,
+    L20,
+    LMIN,
+    S1,
+    SCALE_GRID,
+    SIG,
+    TOL_R,
+)
+from verify.audit import claim, discrepancy, paper_claim, uses
 
 INIT_READING = (
     "initial scales are not given: we use alpha_1 in {1e-4, 1e-6} (full profile adds 1e-8) with alpha_2 = 0.9 alpha_1 "
@@ -50,51 +50,10 @@ INIT_READING = (
 )
 
 
-class _Sim:
-    """The GD runs of this module, each from a start perturbed by ``rel`` relative (``--perturb``; 0: unchanged).
-
-    The perturbation multiplies the initial scales (or the initial layers ``a0``, or every full
-    layer) by 1 + rel g, g standard normal keyed by the run's own arguments.
-    """
-
-    def __init__(self, rel: float):
-        self.rel = rel
-
-    def svs(self, depths, sigma_star, eta, alphas, n_steps, **kw):
-        key = repr((depths, sigma_star, n_steps))
-        if kw.get("a0") is not None:
-            kw["a0"] = perturb_relative(np.asarray(kw["a0"], dtype=float), self.rel, "svs-a0", key)
-        elif alphas is not None:
-            alphas = perturb_relative(np.asarray(alphas, dtype=float), self.rel, "svs", key)
-        return gd.simulate_svs(depths, sigma_star, eta, alphas, n_steps, **kw)
-
-    def full(self, Ws, M_star, eta, n_steps, **kw):
-        Ws = [[perturb_relative(W, self.rel, "full", h, l, n_steps) for l, W in enumerate(p)] for h, p in enumerate(Ws)]
-        return gd.simulate_full(Ws, M_star, eta, n_steps, **kw)
-
-
-@pytest.fixture(scope="module")
-def sim(perturbation):
-    return _Sim(perturbation)
-
-
-@pytest.fixture(scope="module")
-def scales(profile):
-    return (1e-4, 1e-6) if profile == "quick" else (1e-4, 1e-6, 1e-8)
-
-
-@pytest.fixture(scope="module")
-def fig1_runs(sim, scales, profile):
-    """(scale, gamma) -> SVSRun for L = 20, H = 2, sigma_* = 1; gamma = eta S_1 (balanced run: key 'bal')."""
-    out = {}
-    # full: alpha_1 = 1e-8 needs ~1e7 steps to reach the transient and, at eta S_1 = 2.2, ~3e7 more to re-balance
-    n = 3_000_000 if profile == "quick" else 100_000_000
-    every = max(20, n // 300_000)  # 20 steps (quick) resolves the transient; full keeps <= 3e5 records per run
-    for sc in scales:
-        for g in (*GAMMA_SMALL, *GAMMA_EOS):
-            out[(sc, g)] = sim.svs([L20, L20], [SIG], g / S1, [sc, ASYM * sc], n, record_every=every, tol=TOL_R)
-        out[(sc, "bal")] = sim.svs([L20, L20], [SIG], ETA_BAL, [sc, ASYM * sc], n, record_every=max(1, n // 200_000))
-    return out
+def _fig1(results):
+    """The Figure 1-2 runs, (alpha_1, eta S_1 or 'bal') -> run, and the initial scales they start from."""
+    runs = results["multipath.fig1"]
+    return runs, tuple(dict.fromkeys(k[0] for k in runs if k != "coarse"))
 
 
 def _gf_leaf_point(alphas, L):
@@ -109,7 +68,9 @@ def _gf_leaf_point(alphas, L):
 
 # ------------------------------------------------------------------ Figures 1-2, Section 5.1
 @claim("MP-sim.fig1.small", reading=INIT_READING)
-def test_small_step_winner_takes_all(sim, audit, fig1_runs, scales):
+@uses("multipath.fig1")
+def test_small_step_winner_takes_all(audit, results):
+    fig1_runs, scales = _fig1(results)
     rows, errs = {}, []
     for sc in scales:
         gf_sig, gf_lam = _gf_leaf_point([sc, ASYM * sc], L20)
@@ -123,7 +84,7 @@ def test_small_step_winner_takes_all(sim, audit, fig1_runs, scales):
             assert s[0] >= 0.99 * SIG and s[1] <= 0.01 * SIG  # "near zero": the loser keeps at most 1% of sigma_*
             assert 0.99 <= lam / S1 <= 1 + 1e-12  # lambda ~ S_1; the loser's 1% costs (2-2/L) 1% of S_1 at most
     e_sig, e_lam = max(e[0] for e in errs), max(e[1] for e in errs)
-    coarse = sim.svs([L20, L20], [SIG], 1.8 / S1, [1e-3, ASYM * 1e-3], 3_000_000, record_every=10**6, tol=TOL_R)
+    coarse = fig1_runs["coarse"]
     audit.ours(rows, label="(alpha_1, eta S_1) -> (sigma_11, sigma_21, lambda/S_1, steps)")
     audit.ours(
         float(coarse.final_sigma[1, 0]), 4, label="sensitivity, not asserted: sigma_21 at alpha_1 = 1e-3, eta S_1 = 1.8"
@@ -145,7 +106,9 @@ def test_small_step_winner_takes_all(sim, audit, fig1_runs, scales):
 
 
 @claim("MP-sim.fig1.eos", reading=INIT_READING)
-def test_large_step_sharpness_converges_to_2_over_eta(audit, fig1_runs, scales):
+@uses("multipath.fig1")
+def test_large_step_sharpness_converges_to_2_over_eta(audit, results):
+    fig1_runs, scales = _fig1(results)
     ratios, finals = {}, {}
     for g in GAMMA_EOS:
         for sc in scales:
@@ -175,7 +138,9 @@ def test_large_step_sharpness_converges_to_2_over_eta(audit, fig1_runs, scales):
 
 
 @claim("MP-sim.5.1.phases", reading=INIT_READING)
-def test_two_phases(audit, fig1_runs, scales):
+@uses("multipath.fig1")
+def test_two_phases(audit, results):
+    fig1_runs, scales = _fig1(results)
     rows = {}
     for g in (2.8, 3.2, 3.5):
         eta = g / S1
@@ -210,7 +175,9 @@ def test_two_phases(audit, fig1_runs, scales):
 
 
 @claim("MP-sim.5.1.partial", reading=INIT_READING)
-def test_partial_balance_at_stopping_boundary(audit, fig1_runs, scales):
+@uses("multipath.fig1")
+def test_partial_balance_at_stopping_boundary(audit, results):
+    fig1_runs, scales = _fig1(results)
     rows = {}
     for sc in scales:
         shares = []
@@ -239,7 +206,9 @@ def test_partial_balance_at_stopping_boundary(audit, fig1_runs, scales):
 
 
 @claim("MP-sim.fig1.balanced", reading=INIT_READING)
-def test_eta_balanced_reaches_balanced_minimum(audit, fig1_runs, scales):
+@uses("multipath.fig1")
+def test_eta_balanced_reaches_balanced_minimum(audit, results):
+    fig1_runs, scales = _fig1(results)
     rows = {}
     for sc in scales:
         run = fig1_runs[(sc, "bal")]
@@ -276,7 +245,9 @@ def test_eta_balanced_reaches_balanced_minimum(audit, fig1_runs, scales):
 
 
 @claim("MP-sim.fig2", reading=INIT_READING)
-def test_figure2_trajectories(audit, fig1_runs, scales):
+@uses("multipath.fig1")
+def test_figure2_trajectories(audit, results):
+    fig1_runs, scales = _fig1(results)
     sc = scales[0]
     panels = {
         "eta S_1 = 1.8 (< 2)": fig1_runs[(sc, 1.8)],
@@ -319,13 +290,11 @@ def test_figure2_trajectories(audit, fig1_runs, scales):
         "fixed grid 1e-2..1e-8 (one per decade), 2e6 steps; L = 10 and 20 are reported, not asserted (see evidence)"
     ),
 )
-def test_three_pathways_balance(sim, audit, profile):
-    grid = np.logspace(-2, -8, 7)
-    n = 2_000_000
+@uses("multipath.three_pathways")
+def test_three_pathways_balance(audit, results):
+    grid = np.asarray(E.THREE_PATHWAY_GRID)
     out, worst, flips = {}, {}, {}
-    for L in (3, 5, 10, 20):
-        eta = 2 / float(ns.lambda_min(3, L, SIG, 30))
-        runs = [sim.svs([L] * 3, [SIG], eta, a0 * ASYM ** np.arange(3), n, record_every=n) for a0 in grid]
+    for L, runs in results["multipath.three_pathways"].items():
         ends = [r.final_sigma[:, 0] for r in runs]
         flips[L] = sum(r.flipped for r in runs)
         worst[L] = max(float(np.abs(e - SIG / 3).max()) for e in ends)
@@ -347,24 +316,10 @@ def test_three_pathways_balance(sim, audit, profile):
 
 
 # ------------------------------------------------------------------ heterogeneous depths (Section 5.3)
-def _hetero(sim, pairs, scales, n):
-    runs, opt = {}, {}
-    for L1, L2 in pairs:
-        al = ns.optimal_allocation([L1, L2], SIG, 30)
-        opt[(L1, L2)] = (float(al.sigmas[0]), float(al.sigmas[1]), float(al.lam), float(al.eta_star))
-        for sc in scales:
-            runs[(L1, L2, sc)] = sim.svs(
-                [L1, L2], [SIG], float(al.eta_star), [sc, sc], n, record_every=max(1, n // 20000)
-            )
-    return runs, opt
-
-
-@pytest.fixture(scope="module")
-def hetero(sim, profile):
-    n = 1_000_000 if profile == "quick" else 10_000_000
-    scales = (1e-3, 1e-6)
-    pairs = [(a, b) for a in range(3, 8) for b in range(3, 8)]
-    return _hetero(sim, pairs, scales, n), scales
+def _hetero(results):
+    """((runs, opt), scales) of the Section 5.3 runs: runs (L1, L2, scale) -> run, opt (L1, L2) -> allocation."""
+    h = results["multipath.hetero"]
+    return (h["runs"], h["opt"]), h["scales"]
 
 
 HETERO_READING = (
@@ -392,7 +347,9 @@ def _hetero_check(audit, hetero, depths):
 
 
 @claim("MP-sim.fig4", reading=HETERO_READING)
-def test_heterogeneous_equilibrium_fig4(audit, hetero):
+@uses("multipath.hetero")
+def test_heterogeneous_equilibrium_fig4(audit, results):
+    hetero = _hetero(results)
     dev, lamdev, rows = _hetero_check(audit, hetero, (3, 5, 7))
     (runs, opt), scales = hetero
     audit.figure(
@@ -425,7 +382,9 @@ def test_heterogeneous_equilibrium_fig4(audit, hetero):
     reading=HETERO_READING + "; the text's 'Figure 9' for this range is read as Figure 8 (Figure 9 is the "
     "eta = 0.99 eta_WCR plot)",
 )
-def test_heterogeneous_equilibrium_fig8(audit, hetero):
+@uses("multipath.hetero")
+def test_heterogeneous_equilibrium_fig8(audit, results):
+    hetero = _hetero(results)
     dev, lamdev, rows = _hetero_check(audit, hetero, (3, 4, 5, 6, 7))
     audit.ours(
         {"max |sigma_h - sigma_h^opt|": dev, "max |lambda/lambda_min - 1|": lamdev},
@@ -451,7 +410,9 @@ def test_heterogeneous_equilibrium_fig8(audit, hetero):
         "shallow share when 90% of the mode is learned is reported, not asserted"
     ),
 )
-def test_heterogeneous_two_phases(audit, hetero):
+@uses("multipath.hetero")
+def test_heterogeneous_two_phases(audit, results):
+    hetero = _hetero(results)
     (runs, opt), scales = hetero
     rows = {}
     for L1, L2 in ((3, 5), (3, 7), (5, 7)):
@@ -489,7 +450,6 @@ def test_heterogeneous_two_phases(audit, hetero):
 
 
 # ------------------------------------------------------------------ Section 6 in simulation
-SCALE_GRID = np.logspace(-2, -8, 13)  # two initial scales per decade, fixed once
 
 
 @claim(
@@ -500,18 +460,18 @@ SCALE_GRID = np.logspace(-2, -8, 13)  # two initial scales per decade, fixed onc
         "smallest sigma_11 after its first overshoot; 300k steps"
     ),
 )
-def test_wcr_099_returns_close_to_zero(sim, audit):
-    L, H = 5, 2
-    ew = float(nw.eta_wcr(L, SIG, 20))
+@uses("multipath.fig9")
+def test_wcr_099_returns_close_to_zero(audit, results):
+    L = E.WCR_DEPTH
+    grid = np.asarray(E.SCALE_GRID)
     mins, flips = {}, {}
-    for f in (0.9, 0.97, 0.99, 1.03):
-        runs = [sim.svs([L] * H, [SIG], f * ew, [a, ASYM * a], 300_000, record_every=300_000) for a in SCALE_GRID]
+    for f, runs in results["multipath.fig9"].items():
         flips[f] = sum(r.flipped for r in runs)
         mins[f] = np.array([r.amin_after_overshoot[0, 0] for r in runs])
     w2 = {f: float(nw.two_step(mpmath.mpf(f) * nw.eta_wcr(L, 1, 20), L, 1, 12)[2]) for f in (0.9, 0.97, 0.99)}
-    small = SCALE_GRID <= 1e-5
+    small = grid <= 1e-5
     sig_min = {f: float(np.max(mins[f][small]) ** L) for f in (0.9, 0.97, 0.99)}
-    audit.ours(flips, label=f"runs with a sign flip (of {SCALE_GRID.size}), by eta/eta_WCR")
+    audit.ours(flips, label=f"runs with a sign flip (of {grid.size}), by eta/eta_WCR")
     audit.ours(
         {f: float(f"{v:.3g}") for f, v in sig_min.items()},
         label="largest min_t sigma_11 after the overshoot, alpha_1 <= 1e-5",
@@ -529,7 +489,7 @@ def test_wcr_099_returns_close_to_zero(sim, audit):
         f"maximiser of f_eta) sigma_11 dips to <= {sig_min[0.99]:.2g}, about the chain's worst-case return w_2^L = "
         f"{w2[0.99] ** L:.2g}, and the dip deepens with the step (0.9, 0.97, 0.99: <= "
         f"{', '.join(f'{sig_min[f]:.2g}' for f in (0.9, 0.97, 0.99))}). At 1.03 eta_WCR the same grid flips in "
-        f"{flips[1.03]} of {SCALE_GRID.size} runs. The per-layer minimum ({mins[0.99].min():.4g}) sits on the chain "
+        f"{flips[1.03]} of {grid.size} runs. The per-layer minimum ({mins[0.99].min():.4g}) sits on the chain "
         f"bound w_2 ({w2[0.99]:.4g}); 2% slack for the second pathway's share of r."
     )
     assert flips[0.9] == flips[0.97] == flips[0.99] == 0  # Definition 6.1: below eta_WCR every overshoot returns
@@ -546,18 +506,16 @@ def test_wcr_099_returns_close_to_zero(sim, audit):
         "simulation is the single-pathway chain (H = 1) from 40 per-layer starts u_0 = 0.02..0.98, 3000 steps each"
     ),
 )
-def test_chain_flips_only_above_gamma_wcr(sim, audit):
-    gammas, depths = (3.5, 4.5, 5.5), (3, 5, 10, 20, 50)
+@uses("multipath.chain")
+def test_chain_flips_only_above_gamma_wcr(audit, results):
+    gammas, depths = E.CHAIN_GAMMAS, E.CHAIN_DEPTHS
     gw = {L: float(nw.gamma_wcr(L, 15)) for L in depths}
-    starts = np.linspace(0.02, 0.98, 40)
-    table = {}
-    for L in depths:
-        for g in gammas:
-            n_flip = sum(sim.svs([L], [SIG], g / L, None, 3000, record_every=3000, a0=[[u]]).flipped for u in starts)
-            table[(L, g)] = n_flip
+    starts = E.CHAIN_STARTS
+    flips = results["multipath.chain"]
+    table = {(L, g): flips[L][j] for L in depths for j, g in enumerate(gammas)}
     orbits = {(L, g): gd.chain_orbit(L, g) for L in (3, 5, 20) for g in gammas}
     audit.figure(F.figure6(orbits, {L: gw[L] for L in (3, 5, 20)}), "mp_fig6")
-    audit.ours(table, label=f"(L, eta/eta_1) -> starts (of {starts.size}) that flip")
+    audit.ours(table, label=f"(L, eta/eta_1) -> starts (of {len(starts)}) that flip")
     audit.ours({L: round(v, 4) for L, v in gw.items()}, label="gamma_WCR(L)")
     audit.evidence(
         "GD on one pathway (the deep chain (19), sigma = 1, eta = gamma/L). Whenever eta/eta_1 < gamma_WCR(L) no "
@@ -582,26 +540,15 @@ def test_chain_flips_only_above_gamma_wcr(sim, audit):
         "from 0.5/S_1 to eta over 1e5 steps (1e6 in the full profile); compensated arithmetic (see evidence)"
     ),
 )
-def test_warmup_avoids_sign_flip(sim, audit, profile):
-    H, L = 4, 5
+@uses("multipath.warmup")
+def test_warmup_avoids_sign_flip(audit, results):
+    H, L = E.WARMUP_H, E.WARMUP_L
     gw, gb = float(nw.gamma_wcr(L, 15)), 2 * H ** (1 - 2 / L)
-    eta = 0.5 * (gw + gb) / L
-    tw = 100_000 if profile == "quick" else 1_000_000
-    n = tw + 2_000_000
-    sched = gd.warmup_schedule(eta, n, 0, tw, 0.5 / L)
-    const, warm, plain_stuck, plain_flip = [], [], 0, 0
-    for a in SCALE_GRID:
-        al = a * ASYM ** np.arange(H)
-        const.append(sim.svs([L] * H, [SIG], eta, al, n, record_every=n, tol=TOL_R))
-        warm.append(sim.svs([L] * H, [SIG], sched, al, n, record_every=n, tol=TOL_R))
-        p = sim.svs([L] * H, [SIG], sched, al, n, record_every=n, tol=TOL_R, compensated=False)
-        plain_stuck += _held(p, eta)
-        plain_flip += p.flipped
-    short = gd.warmup_schedule(eta, n, 0, 10_000, 0.5 / L)
-    nflip_short = sum(
-        sim.svs([L] * H, [SIG], short, a * ASYM ** np.arange(H), n, record_every=n, tol=TOL_R).flipped
-        for a in SCALE_GRID
-    )
+    w = results["multipath.warmup"]
+    eta, const, warm = w["eta"], w["const"], w["warm"]
+    plain_stuck = sum(_held(p, eta) for p in w["plain"])
+    plain_flip = sum(p.flipped for p in w["plain"])
+    nflip_short = sum(r.flipped for r in w["short"])
     nflip_c = sum(r.flipped for r in const)
     nflip_w = sum(r.flipped for r in warm)
     held = [r for r in warm if _held(r, eta)]
@@ -652,23 +599,6 @@ ENS_THRESHOLD = 0.8  # "behaves as claimed": the 95% Clopper-Pearson lower bound
 ENS_ALT = 0.75  # the alternative the ensemble must detect: the claim fails in a quarter of the starts
 
 
-@pytest.fixture(scope="module")
-def ensemble_size(profile):
-    return 32 if profile == "quick" else 256
-
-
-@pytest.fixture(scope="module")
-def rank_p_runs(sim, ensemble_size):
-    """The rank-p window as ensembles (numerics.multipath.ensembles): on the SVS set and in full matrices."""
-    seed = ens.SEED + (1 if sim.rel else 0)  # under --perturb: another ensemble of perturbed starts
-    eye = gd.svs_initialisation(list(ens.ALPHAS), [ens.DEPTH] * 2, np.eye(3), np.eye(3))
-    return {
-        "manifold": ens.rank_p_on_manifold(ensemble_size, seed=seed),
-        "full": ens.rank_p_full(ensemble_size, seed=seed),
-        "identity": sim.full(eye, np.diag(ens.SIGMA), ens.setting()["eta"], ens.STEPS),
-    }
-
-
 def _frac(f: dict) -> str:
     return f"{f['k']}/{f['n']} [{f['ci'][0]:.3f}, {f['ci'][1]:.3f}]"
 
@@ -682,7 +612,10 @@ def _frac(f: dict) -> str:
         "the 95% Clopper-Pearson lower bound of the fraction is >= 0.8"
     ),
 )
-def test_rank_p_window(audit, rank_p_runs, ensemble_size):
+@uses("multipath.rank_p")
+def test_rank_p_window(audit, results):
+    rank_p_runs = results["multipath.rank_p"]
+    ensemble_size = int(rank_p_runs["manifold"]["member"].size)
     st = ens.setting()
     S, eta, p, sig = st["S"], st["eta"], st["p"], st["sigma"]
     eta_max = float(ns.eta_max(2, ens.DEPTH, sig[0], 15))
@@ -731,7 +664,9 @@ def test_rank_p_window(audit, rank_p_runs, ensemble_size):
         "the SVS set pushed off it by 1e-12 relative; 'leaves the manifold' = a depth-balance gap above 1e-3"
     ),
 )
-def test_manifold_unstable_at_eos_ours(audit, rank_p_runs):
+@uses("multipath.rank_p")
+def test_manifold_unstable_at_eos_ours(audit, results):
+    rank_p_runs = results["multipath.rank_p"]
     full = rank_p_runs["full"]
     fs = ens.summary(full)
     left = full["leave_step"][full["leave_step"] >= 0]
@@ -763,12 +698,17 @@ def test_manifold_unstable_at_eos_ours(audit, rank_p_runs):
         "near it."
     ),
 )
-def test_manifold_unstable_at_eos_paper(rank_p_runs):
+@uses("multipath.rank_p")
+def test_manifold_unstable_at_eos_paper(results):
+    rank_p_runs = results["multipath.rank_p"]
     stay = ens.fraction(rank_p_runs["full"]["leave_step"] < 0)
     paper_claim(stay["ci"][1] >= 0.5, f"runs that stay within 1e-3 of the manifold: {_frac(stay)}")
 
 
 # ------------------------------------------------------------------ properties over random settings
+PROPERTY_SEED = 20240611  # Hypothesis seed of the two property checks (chosen once)
+
+
 def _ceiling(H, L):
     return min(2 * H ** (1 - 2 / L), float(nw.gamma_wcr(L, 15)))
 
@@ -781,10 +721,12 @@ def _ceiling(H, L):
         "the asymmetry q drawn; eta S_1 = f x min(2H^{1-2/L}, gamma_WCR(L)), f in [0.1, 0.95]"
     ),
 )
-def test_converged_sharpness_bound(sim, audit, profile):
+def test_converged_sharpness_bound(audit, sweeps):
+    z = sweeps.sizes("multipath")
     seen = []
 
-    @settings(max_examples=40 if profile == "quick" else 300, deadline=None, derandomize=True)
+    @seed(PROPERTY_SEED)  # the examples follow this seed, not the source text (derandomize hashes the source)
+    @settings(max_examples=z.mp_bound_examples, deadline=None, derandomize=True)
     @given(
         H=st.integers(2, 4),
         L=st.integers(3, 12),
@@ -796,7 +738,7 @@ def test_converged_sharpness_bound(sim, audit, profile):
         S1_ = L * sig ** (2 - 2 / L)
         eta = f * _ceiling(H, L) / S1_
         lmin = float(ns.lambda_min(H, L, sig, 20))
-        run = sim.svs([L] * H, [sig], eta, 1e-3 * q ** np.arange(H), 400_000, record_every=400_000, tol=1e-11)
+        run = E.svs([L] * H, [sig], eta, 1e-3 * q ** np.arange(H), 400_000, z.perturb, record_every=400_000, tol=1e-11)
         seen.append((run.converged, run.final_sharpness / max(2 / eta, lmin), run.final_sharpness / lmin))
         if run.converged:
             # |r| < 1e-11 moves the Hessian by |r| L^2 max a^{L-2} < 1e-8 relative; 1e-6 leaves margin
@@ -833,10 +775,12 @@ def test_converged_sharpness_bound(sim, audit, profile):
         "MP-sim.manifold.eos"
     ),
 )
-def test_full_gd_stays_on_manifold(sim, audit, profile):
+def test_full_gd_stays_on_manifold(audit, sweeps):
+    z = sweeps.sizes("multipath")
     worst = {"gap": 0.0, "offdiag": 0.0, "vs recursion": 0.0}
 
-    @settings(max_examples=25 if profile == "quick" else 200, deadline=None, derandomize=True)
+    @seed(PROPERTY_SEED)
+    @settings(max_examples=z.mp_manifold_examples, deadline=None, derandomize=True)
     @given(
         H=st.integers(1, 3),
         L=st.integers(2, 6),
@@ -853,15 +797,15 @@ def test_full_gd_stays_on_manifold(sim, audit, profile):
         eta = f * 2 / (L * sig[0] ** (2 - 2 / L))  # below 2/S_1 of the top mode
         al = 1e-2 * ASYM ** np.arange(H)
         W0 = gd.svs_initialisation(al, [L] * H, V, V)
-        run = sim.full(W0, V @ np.diag(sig) @ V.T, eta, n, record_every=max(1, n // 50))
+        run = E.full(W0, V @ np.diag(sig) @ V.T, eta, n, z.perturb, record_every=max(1, n // 50))
         # the same start pushed off the manifold by 1e-12 relative (a rounding-sized change): below the edge the
         # departure must stay at its own size, not grow
         noise = np.random.default_rng([seed, 1]).standard_normal((H, L, d, d))
         Wp = [
             [W + 1e-12 * np.linalg.norm(W) / d * noise[h, l] for l, W in enumerate(path)] for h, path in enumerate(W0)
         ]
-        pert = sim.full(Wp, V @ np.diag(sig) @ V.T, eta, n, record_every=max(1, n // 50))
-        svs = sim.svs([L] * H, sig, eta, al, n, record_every=max(1, n // 50), compensated=False)
+        pert = E.full(Wp, V @ np.diag(sig) @ V.T, eta, n, z.perturb, record_every=max(1, n // 50))
+        svs = E.svs([L] * H, sig, eta, al, n, z.perturb, record_every=max(1, n // 50), compensated=False)
         inner = np.einsum("pi,khpq,qj->khij", V, run.F, V)
         off = float(np.abs(inner - np.einsum("khii,ij->khij", inner, np.eye(d))).max())
         diag = np.einsum("khii->khi", inner)

@@ -1,0 +1,105 @@
+"""The central-flow simulation experiments as sweeps of independent cells (see :mod:`numerics.sweep`).
+
+Every cell is one call of a function of :mod:`numerics.central_flow.experiments`:
+``{"call": name, "kwargs": {...}}``. A draw's start is keyed by (model, draw), so a cell
+computes the same numbers wherever and in whatever order it runs, and the joined cells equal
+the runs made one after another; ``tests/test_central_flow_sweeps.py`` checks it.
+
+==============================  ====================================  ===========================
+experiment                      cells                                 paper
+==============================  ====================================  ===========================
+``central_flow.scalar``         one used draw                         Figure 1, Appendix B
+``central_flow.mf``             one used draw                         Figure 2, Appendix C
+``central_flow.relu``           the first used draws (one cell)       Figures 3-4, Appendix D
+``central_flow.relu_pool``      10 draws tried                        Figures 3-4 (pooled gates)
+==============================  ====================================  ===========================
+
+The used draws of the scalar and matrix models are known from their starts (cheap), so each
+is a cell; a ReLU draw is used only when its hybrid flow reaches the edge, which takes a flow
+to find out, so the ReLU runs search their draws in one cell.
+
+>>> [p["kwargs"]["i"] for p in EXPERIMENTS["central_flow.scalar"].cells(E.sizes("quick"))]
+[0, 1, 2, 3, 4, 5]
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from numerics.central_flow import experiments as E
+from numerics.sweep.experiment import call_cell, call_experiments, chunks, run_call
+
+CODE_MODULES = (
+    "numerics.central_flow.models",
+    "numerics.central_flow.spectra",
+    "numerics.central_flow.flows",
+    "numerics.central_flow.laws",
+    "numerics.central_flow.experiments",
+    "numerics.central_flow.sweeps",
+)
+
+_CALLS = frozenset({"scalar_run", "mf_run", "relu_runs", "relu_pool"})
+POOL_CELL = 10  # ReLU draws tried per pool cell (about 0.15 s each)
+
+
+def compute(params: dict) -> Any:
+    """One cell: ``experiments.<call>(**kwargs)``."""
+    return run_call(E, _CALLS, params)
+
+
+def _draw_cells(call: str, setting: E.Setting, z: E.Sizes) -> list[dict]:
+    return [call_cell(call, i=i) for i in E.used_draws(setting, z.cf_draws, rel=z.perturb)]
+
+
+def _relu_cells(z: E.Sizes) -> list[dict]:
+    return [call_cell("relu_runs", count=z.cf_draws, tries=z.cf_relu_pool)]
+
+
+def _pool_cells(z: E.Sizes) -> list[dict]:
+    return [call_cell("relu_pool", first=first, count=count) for first, count in chunks(z.cf_relu_pool, POOL_CELL)]
+
+
+def _listed(_sizes, _params: list[dict], values: list) -> list:
+    """One run per cell, in cell order."""
+    return list(values)
+
+
+def _joined(_sizes, _params: list[dict], values: list[list]) -> list:
+    """Each cell's list, concatenated in cell order."""
+    return [x for v in values for x in v]
+
+
+EXPERIMENTS = call_experiments(
+    "central_flow",
+    E.sizes_with,
+    compute,
+    CODE_MODULES,
+    [
+        (
+            "scalar",
+            "Figure 1, Appendix B: GF, hybrid CF and GD of the scalar model to T = 200 (sizes: cf_draws)",
+            functools.partial(_draw_cells, "scalar_run", E.scalar_setting),
+            _listed,
+        ),
+        (
+            "mf",
+            "Figure 2, Appendix C: GF, hybrid CF and GD of matrix factorisation to T = 100 (sizes: cf_draws)",
+            functools.partial(_draw_cells, "mf_run", E.mf_setting),
+            _listed,
+        ),
+        (
+            "relu",
+            "Figures 3-4, Appendix D: hybrid CF, GF and GD of the two-layer ReLU net to T = 60 (sizes: cf_draws, "
+            "cf_relu_pool)",
+            _relu_cells,
+            _joined,
+        ),
+        (
+            "relu_pool",
+            "Figures 3-4: fixed-gate ratio and first failure of every used ReLU draw tried (sizes: cf_relu_pool)",
+            _pool_cells,
+            _joined,
+        ),
+    ],
+)

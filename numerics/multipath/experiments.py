@@ -1,0 +1,227 @@
+"""The multi-pathway paper's GD experiments: the settings read for the lost ones, the sizes and the runs.
+
+Settings the text gives: L = 20, H = 2, sigma_*1 = 1 (Figures 1, 2); unequal scales alpha_1 >
+alpha_2 (Section 5.1); eta < 2/S_1, eta > 2/S_1, eta = 2/lambda_1^min (panel labels); depth
+pairs and eta* = 2/lambda^min with a common scale (Section 5.3); eta = 0.99 eta_WCR (Figure 9);
+H = 3 and eta = 2/lambda_1^min (Figure 10). Settings lost, and our reading (chosen once): the
+initial scales, the number of steps, the eta values inside each regime, the depth of Figures
+9-10 and the warm-up schedule (the constants below). GD is deterministic; the only random draws
+are the frames and pushes of the rank-p ensembles (:mod:`numerics.multipath.ensembles`).
+
+Each function below is one cell of an experiment of :mod:`numerics.multipath.sweeps`; the checks
+in ``verify/multipath/test_simulations.py`` read the joined results (``@uses``). Under
+``perturb`` (``pytest verify --perturb``) every start moves by that much relative
+(:func:`svs`, :func:`full`). The sizes of an audit profile are :class:`Sizes`
+(``--set mp_fig1_steps=...``).
+
+>>> round(S1, 12), round(LMIN, 6)
+(20.0, 10.717735)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from numerics.multipath import ensembles as ens
+from numerics.multipath import gd
+from numerics.multipath import sharpness as ns
+from numerics.multipath import wcr as nw
+from numerics.perturb import perturb_relative
+from numerics.sweep.experiment import profile_sizes, replace_sizes
+
+L20, H2, SIG = 20, 2, 1.0
+S1 = L20 * SIG ** (2 - 2 / L20)  # single-path sharpness (13) at sigma_* = 1: S_1 = L
+LMIN = float(ns.lambda_min(H2, L20, SIG, 30))  # Eq. (15): 20 * 2^(-0.9)
+ETA_BAL = 2 / LMIN
+ASYM = 0.9  # alpha_2 = 0.9 alpha_1: "a slightly different scale" (Section 5.1), a 10% asymmetry
+GAMMA_SMALL = (1.0, 1.8)  # eta S_1 below the classical bound 2
+GAMMA_EOS = (2.2, 2.5, 2.8, 3.2, 3.5)  # inside (2, 2 H^{1-2/L}) = (2, 3.732)
+FIG1_SCALES = (1e-4, 1e-6, 1e-8)  # alpha_1 of Figures 1-2; a profile takes the first mp_fig1_scales
+TOL_R = 1e-12  # "converged": every mode residual below 1e-12 (10^4 ulps of sigma_* = 1)
+COARSE = (1e-3, 1.8, 3_000_000)  # the sensitivity run of Figure 1: (alpha_1, eta S_1, steps)
+THREE_PATHWAY_DEPTHS = (3, 5, 10, 20)  # Figure 10 (H = 3) at these depths
+THREE_PATHWAY_GRID = tuple(np.logspace(-2, -8, 7))  # alpha_0, one per decade
+THREE_PATHWAY_STEPS = 2_000_000
+HETERO_DEPTHS = tuple(range(3, 8))  # Section 5.3: every pair (L1, L2) of these
+HETERO_SCALES = (1e-3, 1e-6)
+SCALE_GRID = tuple(np.logspace(-2, -8, 13))  # two initial scales per decade, fixed once (Figures 6, 9; warm-up)
+WCR_DEPTH, WCR_FACTORS, WCR_STEPS = 5, (0.9, 0.97, 0.99, 1.03), 300_000  # Figure 9: eta / eta_WCR
+CHAIN_GAMMAS, CHAIN_DEPTHS, CHAIN_STEPS = (3.5, 4.5, 5.5), (3, 5, 10, 20, 50), 3000  # Figure 6
+CHAIN_STARTS = tuple(np.linspace(0.02, 0.98, 40))  # per-layer starts u_0 of the chain
+WARMUP_H, WARMUP_L = 4, 5  # Section 6's warm-up: L odd (a flip makes sigma_h1 < 0), 2 H^{1-2/L} > gamma_WCR(5)
+WARMUP_AFTER = 2_000_000  # steps after the warm-up
+WARMUP_SHORT = 10_000  # the too-short warm-up
+
+
+# --- sizes of an audit profile --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Sizes of one audit profile (see :data:`PROFILES`); ``--set NAME=VALUE`` changes them."""
+
+    mp_fig1_steps: int  # step budget of the Figure 1-2 runs (they stop at |r| < 1e-12; eta = 2/lambda_min runs all)
+    mp_fig1_scales: int  # how many of FIG1_SCALES (1e-4, 1e-6, 1e-8) the Figure 1-2 runs start from
+    mp_hetero_steps: int  # steps of the Section 5.3 heterogeneous-depth runs
+    mp_warmup_ramp: int  # length of the warm-up ramp (Section 6)
+    mp_ensemble: int  # starts per rank-p ensemble (Eq. (24))
+    mp_bound_examples: int  # Hypothesis examples of the converged-sharpness bound (MP-sim.bound)
+    mp_manifold_examples: int  # Hypothesis examples of full GD staying on the SVS set (MP-sim.manifold)
+    perturb: float = 0.0  # every start moved by this much relative (robustness reruns; ``pytest verify --perturb``)
+
+
+PROFILES = {
+    # quick: alpha_1 = 1e-8 needs ~1e7 steps to reach the transient and, at eta S_1 = 2.2, ~3e7 more to re-balance,
+    # so the quick profile starts from 1e-4 and 1e-6 only
+    "quick": Sizes(mp_fig1_steps=3_000_000, mp_fig1_scales=2, mp_hetero_steps=1_000_000, mp_warmup_ramp=100_000,
+                   mp_ensemble=32, mp_bound_examples=40, mp_manifold_examples=25),
+    "full": Sizes(mp_fig1_steps=100_000_000, mp_fig1_scales=3, mp_hetero_steps=10_000_000, mp_warmup_ramp=1_000_000,
+                  mp_ensemble=256, mp_bound_examples=300, mp_manifold_examples=200),
+}  # fmt: skip
+
+
+def sizes(profile: str) -> Sizes:
+    """The :class:`Sizes` of ``profile`` ('quick' or 'full').
+
+    >>> sizes("quick").mp_ensemble
+    32
+    """
+    return profile_sizes(PROFILES, profile)
+
+
+def sizes_with(profile: str, overrides: dict | None = None) -> Sizes:
+    """The sizes of ``profile`` with fields replaced by ``overrides`` (values as numbers or as text).
+
+    >>> sizes_with("quick", {"mp_fig1_scales": "4"})
+    Traceback (most recent call last):
+    ...
+    ValueError: size mp_fig1_scales must be an integer from 1 to 3; got '4'
+    """
+    z = replace_sizes(sizes(profile), overrides, minimum={"mp_ensemble": 10})
+    if not 1 <= z.mp_fig1_scales <= len(FIG1_SCALES):
+        raw = (overrides or {}).get("mp_fig1_scales", z.mp_fig1_scales)
+        raise ValueError(f"size mp_fig1_scales must be an integer from 1 to {len(FIG1_SCALES)}; got {raw!r}")
+    return z
+
+
+# --- perturbed GD runs ----------------------------------------------------------------------------------
+
+
+def svs(depths, sigma_star, eta, alphas, n_steps, perturb: float = 0.0, **kw) -> gd.SVSRun:
+    """:func:`numerics.multipath.gd.simulate_svs` from a start moved by ``perturb`` relative (0: unchanged).
+
+    The perturbation multiplies the initial scales (or the initial layers ``a0``) by 1 + perturb g,
+    g standard normal keyed by (depths, sigma_star, n_steps).
+    """
+    key = repr((depths, sigma_star, n_steps))
+    if kw.get("a0") is not None:
+        kw["a0"] = perturb_relative(np.asarray(kw["a0"], dtype=float), perturb, "svs-a0", key)
+    elif alphas is not None:
+        alphas = perturb_relative(np.asarray(alphas, dtype=float), perturb, "svs", key)
+    return gd.simulate_svs(depths, sigma_star, eta, alphas, n_steps, **kw)
+
+
+def full(Ws, M_star, eta, n_steps, perturb: float = 0.0, **kw) -> gd.FullRun:
+    """:func:`numerics.multipath.gd.simulate_full` from layers moved by ``perturb`` relative (keyed by h, l, steps)."""
+    Ws = [[perturb_relative(W, perturb, "full", h, l, n_steps) for l, W in enumerate(p)] for h, p in enumerate(Ws)]
+    return gd.simulate_full(Ws, M_star, eta, n_steps, **kw)
+
+
+# --- the cells ------------------------------------------------------------------------------------------
+
+
+def fig1_run(scale: float, gamma: float | str, steps: int, perturb: float = 0.0) -> gd.SVSRun:
+    """Figures 1-2: L = 20, H = 2, alpha = (scale, 0.9 scale), eta S_1 = ``gamma`` ('bal': eta = 2/lambda_1^min).
+
+    Runs with a numeric gamma stop at |r| < 1e-12 and record every max(20, steps / 3e5) steps (20
+    resolves the transient); the balanced run uses its whole budget, recorded every steps / 2e5.
+    ``gamma = 'coarse'`` is the sensitivity run :data:`COARSE` (``scale`` and ``steps`` ignored).
+    """
+    alphas = lambda a: [a, ASYM * a]  # noqa: E731
+    if gamma == "coarse":
+        a, g, n = COARSE
+        return svs([L20, L20], [SIG], g / S1, alphas(a), n, perturb, record_every=10**6, tol=TOL_R)
+    if gamma == "bal":
+        return svs([L20, L20], [SIG], ETA_BAL, alphas(scale), steps, perturb, record_every=max(1, steps // 200_000))
+    every = max(20, steps // 300_000)
+    return svs([L20, L20], [SIG], float(gamma) / S1, alphas(scale), steps, perturb, record_every=every, tol=TOL_R)
+
+
+def three_pathway_runs(L: int, perturb: float = 0.0) -> list[gd.SVSRun]:
+    """Figure 10: H = 3, eta = 2/lambda_1^min(H = 3, L), alpha_h = alpha_0 0.9^h for each alpha_0 of the grid."""
+    eta = 2 / float(ns.lambda_min(3, L, SIG, 30))
+    n = THREE_PATHWAY_STEPS
+    grid = THREE_PATHWAY_GRID
+    return [svs([L] * 3, [SIG], eta, a0 * ASYM ** np.arange(3), n, perturb, record_every=n) for a0 in grid]
+
+
+def hetero_pair(L1: int, L2: int, steps: int, perturb: float = 0.0) -> dict[str, Any]:
+    """Section 5.3: the optimal allocation of depths (L1, L2) (mpmath, 30 digits) and GD at its eta* from each scale.
+
+    ``opt`` = (sigma_1, sigma_2, lambda, eta*) of the allocation; ``runs`` in :data:`HETERO_SCALES` order.
+    """
+    al = ns.optimal_allocation([L1, L2], SIG, 30)
+    eta = float(al.eta_star)
+    every = max(1, steps // 20000)
+    runs = [svs([L1, L2], [SIG], eta, [sc, sc], steps, perturb, record_every=every) for sc in HETERO_SCALES]
+    return {"opt": (float(al.sigmas[0]), float(al.sigmas[1]), float(al.lam), eta), "runs": runs}
+
+
+def wcr_runs(factor: float, perturb: float = 0.0) -> list[gd.SVSRun]:
+    """Figure 9: L = 5, H = 2, eta = factor x eta_WCR, alpha = (a, 0.9 a) for each a of :data:`SCALE_GRID`."""
+    L, n = WCR_DEPTH, WCR_STEPS
+    eta = factor * float(nw.eta_wcr(L, SIG, 20))
+    return [svs([L, L], [SIG], eta, [a, ASYM * a], n, perturb, record_every=n) for a in SCALE_GRID]
+
+
+def chain_flips(L: int, perturb: float = 0.0) -> list[int]:
+    """Figure 6: for each eta/eta_1 of :data:`CHAIN_GAMMAS`, how many chain starts (H = 1, depth L) flip sign."""
+    n = CHAIN_STEPS
+    return [
+        sum(svs([L], [SIG], g / L, None, n, perturb, record_every=n, a0=[[u]]).flipped for u in CHAIN_STARTS)
+        for g in CHAIN_GAMMAS
+    ]
+
+
+def warmup_eta() -> float:
+    """The warm-up's final step: eta S_1 midway between gamma_WCR(5) and 2 H^{1-2/L} (H = 4)."""
+    gw, gb = float(nw.gamma_wcr(WARMUP_L, 15)), 2 * WARMUP_H ** (1 - 2 / WARMUP_L)
+    return 0.5 * (gw + gb) / WARMUP_L
+
+
+def warmup_runs(scale: float, ramp: int, perturb: float = 0.0) -> dict[str, gd.SVSRun]:
+    """Section 6's warm-up from alpha_h = scale 0.9^h (H = 4, L = 5), ``ramp + 2e6`` steps, stopped at |r| < 1e-12.
+
+    ``const``: constant eta; ``warm``: eta rising linearly from 0.5/S_1 over ``ramp`` steps;
+    ``plain``: the same warm-up in plain float64; ``short``: a warm-up over 1e4 steps only.
+    """
+    H, L, eta = WARMUP_H, WARMUP_L, warmup_eta()
+    n = ramp + WARMUP_AFTER
+    al = scale * ASYM ** np.arange(H)
+    sched = gd.warmup_schedule(eta, n, 0, ramp, 0.5 / L)
+    short = gd.warmup_schedule(eta, n, 0, WARMUP_SHORT, 0.5 / L)
+    run = lambda e, **kw: svs([L] * H, [SIG], e, al, n, perturb, record_every=n, tol=TOL_R, **kw)  # noqa: E731
+    return {"const": run(eta), "warm": run(sched), "plain": run(sched, compensated=False), "short": run(short)}
+
+
+def rank_p(kind: str, first: int, count: int, perturb: float = 0.0) -> dict[str, np.ndarray]:
+    """Members ``first .. first + count - 1`` of a rank-p ensemble (``kind`` 'manifold' or 'full'), Eq. (24).
+
+    Under ``perturb`` (a robustness rerun) the ensembles are drawn under seed ``ens.SEED + 1``:
+    another ensemble of perturbed starts (each member is already pushed by 1e-12 relative).
+    """
+    seed = ens.SEED + (1 if perturb else 0)
+    if kind == "manifold":
+        return ens.rank_p_on_manifold(count, seed=seed, first=first)
+    if kind == "full":
+        return ens.rank_p_full(count, seed=seed, first=first)
+    raise ValueError(f"kind must be 'manifold' or 'full'; got {kind!r}")
+
+
+def rank_p_identity(perturb: float = 0.0) -> gd.FullRun:
+    """The rank-p setting in full matrices in the identity frame, from the exact SVS start (no push)."""
+    eye = gd.svs_initialisation(list(ens.ALPHAS), [ens.DEPTH] * 2, np.eye(3), np.eye(3))
+    return full(eye, np.diag(ens.SIGMA), ens.setting()["eta"], ens.STEPS, perturb)

@@ -1,0 +1,92 @@
+"""The central-flow experiments as sweeps (:mod:`numerics.central_flow.sweeps`): cells equal the runs made directly.
+
+Each experiment runs through the sweep layer (serially, at the smallest sizes) and is compared
+bit for bit with the functions of :mod:`numerics.central_flow.experiments` called one after
+another; the result must also survive the store's codec unchanged.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from numerics.central_flow import experiments as E
+from numerics.sweep import resolve, run_sweep
+from numerics.sweep.codec import decode, encode, equal
+
+SMALL = {"cf_draws": 3, "cf_relu_pool": 20}
+
+
+def _run(name: str, overrides: dict):
+    (exp,) = resolve([name])
+    return run_sweep(exp, "quick", overrides, progress=False)
+
+
+def test_listing_names_every_central_flow_experiment():
+    names = {e.name for e in resolve(["central_flow"])}
+    assert names == {"central_flow.scalar", "central_flow.mf", "central_flow.relu", "central_flow.relu_pool"}
+
+
+@pytest.mark.parametrize(
+    ("name", "direct"),
+    [
+        ("central_flow.scalar", lambda: [E.scalar_run(i) for i in E.used_draws(E.scalar_setting, 3)]),
+        ("central_flow.mf", lambda: [E.mf_run(i) for i in E.used_draws(E.mf_setting, 3)]),
+    ],
+)
+def test_draw_cells_equal_the_direct_runs(name, direct):
+    run = _run(name, SMALL)
+    assert len(run.params) == 3
+    result = run.result()
+    assert equal(result, direct())
+    assert equal(decode(*encode(result)), result)  # what the store keeps is what was computed
+
+
+def test_relu_pool_cells_equal_one_scan():
+    run = _run("central_flow.relu_pool", SMALL)
+    assert len(run.params) == 2  # 20 draws tried, 10 per cell
+    assert equal(run.result(), E.relu_pool(0, 20))
+
+
+def test_relu_runs_are_the_first_pool_draws():
+    pool = E.relu_pool(0, 20)
+    runs = _run("central_flow.relu", SMALL).result()
+    assert [r["draw"] for r in runs] == [p[0] for p in pool[:3]]
+    assert all(r["ratio"] == p[1] for r, p in zip(runs, pool))  # the same contact state both ways
+
+
+def test_perturbed_draws_move_by_rounding_and_by_draw():
+    model, th, _ = E.draw(E.scalar_setting, 2)
+    _, moved, _ = E.draw(E.scalar_setting, 2, 1e-12)
+    rel = np.abs(moved - th) / np.abs(th)
+    assert np.all(rel < 1e-11) and rel.max() > 1e-14
+    _, other, _ = E.draw(E.scalar_setting, 3, 1e-12)
+    assert not np.array_equal((moved - th) / th, (other - E.draw(E.scalar_setting, 3)[1]) / other)
+
+
+def test_perturb_reaches_the_cells_only_when_set():
+    (exp,) = resolve(["central_flow.scalar"])
+    plain = exp.cells(E.sizes_with("quick", SMALL))
+    moved = exp.cells(E.sizes_with("quick", {**SMALL, "perturb": "1e-12"}))
+    assert all("perturb" not in p["kwargs"] for p in plain)  # unperturbed cells keep their store keys
+    assert all(p["kwargs"]["perturb"] == 1e-12 for p in moved)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"cf_draws": "2"}, r"size cf_draws must be an integer >= 3; got '2'"),
+        ({"cf_relu_pool": "x"}, r"size cf_relu_pool must be an integer >= 10; got 'x'"),
+        ({"perturb": "1e-3"}, r"size perturb must be a relative size in \[0, 1e-6\]"),
+        ({"draws": 4}, r"unknown size 'draws'; sizes are: cf_draws, cf_relu_pool, perturb"),
+    ],
+)
+def test_bad_sizes_are_refused_naming_the_size(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        E.sizes_with("quick", overrides)
+
+
+def test_relu_run_refuses_an_unused_draw():
+    unused = next(i for i in range(40) if E.relu_contact(i, E.SETTINGS["relu"]["T"]) is None)
+    with pytest.raises(ValueError, match=rf"relu_run: draw {unused} is not used"):
+        E.relu_run(unused)

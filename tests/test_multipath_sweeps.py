@@ -1,0 +1,108 @@
+"""The multi-pathway experiments as sweeps (:mod:`numerics.multipath.sweeps`): cells equal the direct runs.
+
+Experiments with sizes run through the sweep layer at small sizes and are compared bit for bit
+with the functions of :mod:`numerics.multipath.experiments` called directly; the rank-p
+ensembles are checked on their mode-recursion half, split into two cells. Results must survive
+the store's codec (run records are dataclasses) unchanged.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from numerics.multipath import ensembles as ens
+from numerics.multipath import experiments as E
+from numerics.multipath import gd
+from numerics.sweep import resolve, run_sweep
+from numerics.sweep.codec import decode, encode, equal
+
+SMALL = {"mp_fig1_steps": 20_000, "mp_fig1_scales": 1, "mp_hetero_steps": 3000, "mp_ensemble": 20}
+
+
+def _exp(name):
+    (exp,) = resolve([name])
+    return exp
+
+
+def test_listing_names_every_multipath_experiment():
+    names = {e.name.split(".")[1] for e in resolve(["multipath"])}
+    assert names == {"fig1", "three_pathways", "hetero", "fig9", "chain", "warmup", "rank_p"}
+
+
+def test_fig1_cells_equal_the_direct_runs():
+    run = run_sweep(_exp("multipath.fig1"), "quick", SMALL, progress=False)
+    got = run.result()
+    assert set(got) == {(1e-4, g) for g in (*E.GAMMA_SMALL, *E.GAMMA_EOS, "bal")} | {"coarse"}
+    for key in [(1e-4, 1.0), (1e-4, 2.8), (1e-4, "bal")]:
+        assert equal(got[key], E.fig1_run(*key, steps=20_000))
+    assert isinstance(got["coarse"], gd.SVSRun) and got["coarse"].config["n_steps"] == E.COARSE[2]
+    assert equal(decode(*encode(got[(1e-4, 2.8)])), got[(1e-4, 2.8)])
+
+
+def test_hetero_cells_carry_the_allocation_and_both_scales():
+    got = run_sweep(_exp("multipath.hetero"), "quick", SMALL, progress=False).result()
+    assert len(got["opt"]) == 25 and len(got["runs"]) == 50 and got["scales"] == E.HETERO_SCALES
+    direct = E.hetero_pair(3, 7, 3000)
+    assert got["opt"][(3, 7)] == direct["opt"]
+    assert equal(got["runs"][(3, 7, 1e-6)], direct["runs"][1])
+
+
+def test_rank_p_members_split_across_cells_equal_one_call():
+    exp = _exp("multipath.rank_p")
+    z = E.sizes_with("quick", SMALL)
+    cells = [p for p in exp.cells(z) if p["kwargs"].get("kind") == "manifold"]
+    assert [(p["kwargs"]["first"], p["kwargs"]["count"]) for p in cells] == [(0, 16), (16, 4)]
+    joined = exp.assemble(z, cells, [exp.compute(p) for p in cells])["manifold"]
+    assert equal(joined, ens.rank_p_on_manifold(20))
+
+
+def test_keyed_experiments_have_one_cell_per_setting():
+    assert [p["kwargs"]["L"] for p in _exp("multipath.chain").cells(E.sizes("quick"))] == list(E.CHAIN_DEPTHS)
+    assert [p["kwargs"]["factor"] for p in _exp("multipath.fig9").cells(E.sizes("quick"))] == list(E.WCR_FACTORS)
+    warm = _exp("multipath.warmup").cells(E.sizes("quick"))
+    assert [p["kwargs"]["scale"] for p in warm] == [float(a) for a in E.SCALE_GRID]
+    assert all(type(p["kwargs"]["scale"]) is float for p in warm)  # plain floats: canonical store keys
+
+
+def test_chain_cell_counts_flips_as_the_runs_do():
+    flips = E.chain_flips(3)
+    direct = [
+        sum(gd.simulate_svs([3], [1.0], g / 3, None, 3000, record_every=3000, a0=[[u]]).flipped for u in E.CHAIN_STARTS)
+        for g in E.CHAIN_GAMMAS
+    ]
+    assert flips == direct
+
+
+def test_perturbed_start_moves_by_rounding_and_reaches_the_cells():
+    ref = E.svs([5, 5], [1.0], 0.1, [1e-3, 9e-4], 0, record_every=1)
+    moved = E.svs([5, 5], [1.0], 0.1, [1e-3, 9e-4], 0, 1e-12, record_every=1)
+    rel = np.abs(moved.sigma[0] / ref.sigma[0] - 1)
+    assert np.all(rel < 1e-10) and rel.max() > 1e-15
+    exp = _exp("multipath.fig9")
+    assert all("perturb" not in p["kwargs"] for p in exp.cells(E.sizes("quick")))
+    assert all(p["kwargs"]["perturb"] == 1e-12 for p in exp.cells(E.sizes_with("quick", {"perturb": 1e-12})))
+
+
+def test_rank_p_under_perturb_draws_another_ensemble(monkeypatch):
+    seeds = []
+    monkeypatch.setattr(ens, "rank_p_on_manifold", lambda n, *, seed, first: seeds.append((seed, first, n)))
+    E.rank_p("manifold", 3, 2)
+    E.rank_p("manifold", 3, 2, perturb=1e-12)
+    assert seeds == [(ens.SEED, 3, 2), (ens.SEED + 1, 3, 2)]
+    with pytest.raises(ValueError, match="kind must be 'manifold' or 'full'; got 'svs'"):
+        E.rank_p("svs", 0, 2)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"mp_fig1_scales": "4"}, r"size mp_fig1_scales must be an integer from 1 to 3; got '4'"),
+        ({"mp_ensemble": "5"}, r"size mp_ensemble must be an integer >= 10; got '5'"),
+        ({"mp_fig1_steps": "1.5"}, r"size mp_fig1_steps must be an integer >= 1; got '1.5'"),
+        ({"fig1_steps": 3}, r"unknown size 'fig1_steps'; sizes are: mp_fig1_steps"),
+    ],
+)
+def test_bad_sizes_are_refused_naming_the_size(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        E.sizes_with("quick", overrides)
