@@ -388,8 +388,8 @@ def test_fig3_gate_ours(audit, results):
     audit.evidence(
         f"Pool: every usable draw among Philox ({SEED}, 0..{relu_pool[-1][0] if relu_pool else 0}); ratio = min |x_i^T "
         "v_j| / (sqrt(sigma^2) |q_vj^T x_i|) at the contact state. Our side (this check): every ratio is a finite "
-        f"non-negative number and the pool holds at least 10 draws ({n}). The paper's side asserts that every ratio of "
-        f"the {PAPER_RUNS} evaluated points exceeds one; ours for the first {PAPER_RUNS} draws: "
+        f"non-negative number and the pool holds at least 10 distinct draws ({n}). The paper's side asserts that every "
+        f"ratio of the {PAPER_RUNS} evaluated points exceeds one; ours for the first {PAPER_RUNS} draws: "
         f"{', '.join(f'{x:.4f}' for x in ratios[:PAPER_RUNS])} ({sum(x <= 1 for x in ratios[:PAPER_RUNS])} of "
         f"{PAPER_RUNS} at or below one); in the pool {n - k} of {n} ratios are at or below one. Under our reading 'all "
         f"{PAPER_RUNS} exceed one' has probability {(k / n) ** PAPER_RUNS:.3f} at the pooled estimate and at most "
@@ -397,6 +397,7 @@ def test_fig3_gate_ours(audit, results):
     )
     audit.figure(FIG.figure3(relu_runs, pool), "cf_fig3_gate")
     assert len(ratios) >= PAPER_RUNS and n >= 10
+    assert len({p[0] for p in relu_pool}) == n  # the pool counts each draw once
     assert all(np.isfinite(x) and x >= 0 for x in ratios + pool)
 
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from derivations.multipath import sharpness as dsh
 from numerics.multipath import sharpness as ns
 from numerics.multipath.wcr import gamma_wcr
-from verify.audit import claim
+from verify.audit import claim, discrepancy, paper_claim
 
 EPS = np.finfo(float).eps
 PROP = settings(max_examples=40, deadline=None, derandomize=True)
@@ -390,6 +390,115 @@ def test_stability_window(audit):
     assert ident == 0
     assert abs(tops["one-path"] - S1n) < 1e-12 * S1n and abs(tops["equal"] - lam_min) < 1e-12 * lam_min  # eigvalsh
     assert eta * tops["one-path"] > 2 > eta * tops["equal"]
+
+
+# ------------------------------------------------------------------ Appendix D: the stable zero-loss splits
+CONSEQUENCE_SETTING = (20, 2.8)  # (L, eta S_1): Figures 1-2's depth, an eta inside the window (51) (2, 3.732)
+
+
+def _stable_splits(L: int, gamma: float, dps: int = 30) -> dict:
+    """The zero-loss splits (s, 1 - s) of one mode (H = 2, sigma_* = 1) stable at eta = gamma / S_1.
+
+    lambda(s) = L (s^p + (1 - s)^p), p = 2 - 2/L (Eq. (13), SymPy), increases on [1/2, 1] from
+    lambda_min to S_1; the stable splits are those with lambda(s) <= 2/eta, i.e. s in
+    [1 - s_max, s_max] with lambda(s_max) = 2/eta (mpmath root, bracket [1/2, 1] checked).
+    """
+    s = sp.Symbol("s", positive=True)
+    lam = dsh.mode_eigenvalue([s, 1 - s], L)
+    slope = sp.diff(lam, s)
+    with mpmath.workdps(dps):
+        S1 = mpmath.mpf(L)
+        bound = 2 * S1 / gamma  # 2/eta
+        f = sp.lambdify(s, lam - bound, "mpmath")
+        lo, hi = mpmath.mpf(1) / 2, mpmath.mpf(1)
+        if not (f(lo) < 0 < f(hi)):
+            raise ValueError(f"eta S_1 = {gamma} is outside the window (51) at L = {L}")
+        s_max = mpmath.findroot(f, (lo, hi), solver="anderson")
+        # lambda is increasing on (1/2, 1): its derivative at 64 interior points is positive
+        increasing = all(sp.N(slope.subs(s, sp.Rational(32 + k, 64)), dps) > 0 for k in range(1, 32))
+        return {"lam": lam, "s_max": s_max, "bound": bound, "increasing": increasing, "residual": f(s_max)}
+
+
+@claim("MP-D.consequence")
+def test_stable_splits_ours(audit):
+    L, gamma = CONSEQUENCE_SETTING
+    out = _stable_splits(L, gamma)
+    s_max = float(out["s_max"])
+    s_mid = 0.5 * (0.5 + s_max)  # a split halfway between the equal one and the edge of the stable set
+    frames = [[np.eye(1)] * (L + 1) for _ in range(2)]
+    values = [[np.array([s_mid ** (1 / L)])] * L, [np.array([(1 - s_mid) ** (1 / L)])] * L]
+    J = ns.full_jacobian(ns.svs_layers(frames, values))
+    top = float(np.linalg.eigvalsh(J @ J.T).max())
+    lam_mid = float(out["lam"].subs(sp.Symbol("s", positive=True), s_mid))
+    eta = gamma / L
+    audit.ours(mpmath.nstr(out["s_max"], 15), label=f"largest stable top share at L = {L}, eta S_1 = {gamma}")
+    audit.ours({"share": s_mid, "eta lambda (full Hessian)": eta * top}, 6, label="a stable unequal zero-loss split")
+    audit.evidence(
+        f"H = 2, sigma_* = 1, L = {L}, eta S_1 = {gamma} (inside the window (51), (2, 2 H^(1-2/L)) = (2, 3.732)). "
+        "Zero-loss splits (s, 1 - s) with depth-balanced layers have sharpness lambda(s) = L (s^p + (1 - s)^p), p = "
+        "2 - 2/L (Eq. (13), SymPy), increasing on [1/2, 1] (derivative positive at 31 interior points, 30 digits); "
+        f"lambda(s) = 2/eta at s_max = {mpmath.nstr(out['s_max'], 10)} (mpmath, 30 digits, residual "
+        f"{mpmath.nstr(out['residual'], 3)}). Every split with top share up to s_max is a stable zero-loss point: at "
+        f"s = {s_mid:.4f} the full Hessian (J J^T of the 40-parameter network, float64) has top eigenvalue "
+        f"{top:.12f} = lambda(s) to {abs(top - lam_mid) / lam_mid:.1e} (tolerance 1e-12), and eta lambda = "
+        f"{eta * top:.4f} < 2. The single-path split (s = 1, lambda = S_1) is unstable, as (51) says."
+    )
+    assert out["increasing"] and abs(out["residual"]) < mpmath.mpf(10) ** -25
+    assert 0.5 < s_max < 1 and abs(top - lam_mid) < 1e-12 * lam_mid and eta * top < 2
+    assert eta * L > 2  # the single path (lambda = S_1 = L) is unstable at this eta
+
+
+@discrepancy(
+    "MP-D.consequence",
+    reason="Read as the equal split, 'balanced allocations as the only stable zero-loss solutions' is false inside "
+    "the window (51): every zero-loss split with L sum_h sigma_h^p <= 2/eta is stable, a band of unequal splits "
+    "around the equal one (at L = 20, eta S_1 = 2.8, top shares up to about 0.81; values in the evidence of our "
+    "side). Only at eta = 2/lambda_min is the equal split the only stable one. The first half ('rule out sparse "
+    "allocations') holds, and the band is what the paper's own partial-balance prediction (Appendix E.6, Section "
+    "5.1's 'partially balanced configuration') describes.",
+)
+def test_stable_splits_paper():
+    L, gamma = CONSEQUENCE_SETTING
+    s_max = _stable_splits(L, gamma)["s_max"]
+    paper_claim(s_max == mpmath.mpf(1) / 2, f"largest stable top share {mpmath.nstr(s_max, 6)} (equal split: 0.5)")
+
+
+# ------------------------------------------------------------------ Figure 7's panel labels
+def _fig7_rates() -> dict:
+    """Figure 7 (L = 3, H = 2): eta S_1 of the printed third label, of 2/lambda_1^min (Section 5.1) and of 2/S_1."""
+    Ls, Hs = 3, 2
+    printed = 2 * sp.Integer(Hs) ** (sp.Rational(2, Ls) - 1)  # eta S_1 = 2 H^{2/L-1}
+    lam_min = dsh.equal_split()["lambda_min"].subs({dsh.L: Ls, dsh.H: Hs, dsh.sigma: 1})  # lambda_1^min at S_1 = L
+    section = sp.nsimplify(2 * Ls / lam_min)  # eta S_1 = (2/lambda_1^min) S_1
+    return {"printed": printed, "2/lambda_min": sp.simplify(section), "2/S_1": sp.Integer(2)}
+
+
+@claim("MP-fig7.labels")
+def test_fig7_labels_ours(audit):
+    r = _fig7_rates()
+    audit.ours({k: f"{v} = {float(v):.6f}" for k, v in r.items()}, label="eta S_1 at L = 3, H = 2")
+    audit.evidence(
+        "Section 5.1 and Theorem 4.2: lambda_1^min = H^{2/L-1} S_1 (SymPy, Appendix D's equal split), so "
+        f"2/lambda_1^min = 2 H^{{1-2/L}}/S_1: eta S_1 = {r['2/lambda_min']} = {float(r['2/lambda_min']):.4f} at L = 3, "
+        "H = 2, above "
+        f"the classical 2, as the panel order requires. The printed label 2 H^{{2/L-1}}/S_1 gives eta S_1 = "
+        f"{r['printed']} = {float(r['printed']):.4f}, below 2: inside the first panel's regime eta < 2/S_1."
+    )
+    assert sp.simplify(r["2/lambda_min"] - 2 * sp.Integer(2) ** (1 - sp.Rational(2, 3))) == 0
+    assert r["2/lambda_min"] > 2 > r["printed"]
+
+
+@discrepancy(
+    "MP-fig7.labels",
+    reason="The third and fourth labels of Figure 7 read eta = 2 H^{2/L-1}/S_1, which at L = 3, H = 2 is 1.587/S_1 "
+    "< 2/S_1: below the second panel's eta > 2/S_1, against the panel order. The text's threshold is 2/lambda_1^min "
+    "= 2 H^{1-2/L}/S_1 = 2.520/S_1 (Section 5.1): the exponent's sign is flipped in the labels (Figure 9's labels "
+    "write 2/lambda_1^min).",
+)
+def test_fig7_labels_paper():
+    r = _fig7_rates()
+    printed = float(r["printed"])
+    paper_claim(bool(r["printed"] > r["2/S_1"]), f"printed label: eta S_1 = {printed:.4f}; the second panel's: > 2")
 
 
 # ------------------------------------------------------------------ the rank-p window (24)
