@@ -222,3 +222,201 @@ def test_root_in_interval_gamma_above_2_and_increasing(L):
         assert mpmath.mpf(L - 1) / (2 * L - 1) < c.y_lo and c.y_hi < 1
         assert c.gamma_lo > 2
         assert c.gamma_hi < nxt.gamma_lo
+
+
+# ------------------------------------------------------------------ CLI polish
+# repeated --L
+@pytest.mark.parametrize(
+    "argv, depths",
+    [
+        (["--L", "2", "--L", "3"], [2, 3]),
+        (["--L", "3", "2", "--L", "3", "7", "2", "--L", "02"], [3, 2, 7]),  # duplicates dropped, first place kept
+        (["--L", "7", "7", "7"], [7]),
+    ],
+)
+def test_repeated_L_appends_and_drops_duplicates(argv, depths, capsys):
+    code, out, err = run_main(argv + ["--format", "json", "--digits", "5"], capsys)
+    assert code == 0 and err == ""
+    assert [r["L"] for r in json.loads(out)] == depths
+    code, out, _ = run_main(argv + ["--digits", "5"], capsys)
+    assert code == 0 and [int(line.split()[0]) for line in out.strip().splitlines()[1:]] == depths
+
+
+def test_help_documents_repeated_L(capsys):
+    code, out, _ = run_main(["--help"], capsys)
+    assert code == 0 and "--L may be repeated" in " ".join(out.split())
+
+
+# rows printed as they are computed
+class _Recorder(io.StringIO):
+    """A stdout that notes, at each flush, how many root solves had been made and what was written."""
+
+    def __init__(self, solves):
+        super().__init__()
+        self.solves, self.flushes = solves, []
+
+    def flush(self):
+        self.flushes.append((self.solves[0], self.getvalue()))
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "csv"])
+def test_rows_are_flushed_as_they_are_computed(fmt, monkeypatch):
+    solves = [0]
+    solve = wcr.y_and_gamma
+
+    def counting(L, digits):
+        solves[0] += 1
+        return solve(L, digits)
+
+    monkeypatch.setattr(wcr, "y_and_gamma", counting)
+    out = _Recorder(solves)
+    monkeypatch.setattr(sys, "stdout", out)
+    depths = ["5", "2", "9", "3"]
+    assert table_wcr.main(["--L", *depths, "--format", fmt, "--digits", "6"]) == 0
+    header = 2 if fmt == "markdown" else 1
+    with_rows = [(n, text) for n, text in out.flushes if len(text.splitlines()) > header]
+    # one flush per row, each right after that row's solve (text solves the widest row, L = 9, first)
+    assert len(with_rows) == len(depths)
+    first_solves = with_rows[0][0]
+    assert first_solves <= (2 if fmt == "text" else 1) < len(depths)
+    assert [len(text.splitlines()) - header for _, text in with_rows] == [1, 2, 3, 4]
+    assert out.getvalue().rstrip("\n") == table_wcr.render(table_wcr.wcr_table([5, 2, 9, 3], 6), fmt)
+
+
+@pytest.mark.parametrize(
+    "depths, digits, certify",
+    [
+        ([2, 10**6, 7], 3, True),  # gamma 3.2 and 23.9: enclosures of different widths
+        ([10**6, 2], 12, True),
+        ([10**30, 2, 100], 2, False),  # 131 and 3.2 at 2 digits: "1.3E+2"-free "130", "3.2"
+        ([3], 1, False),
+        (list(table_wcr.PAPER_DEPTHS), 12, False),
+    ],
+)
+@pytest.mark.parametrize("fmt", ["text", "markdown", "csv"])
+def test_streamed_lines_equal_the_rendered_table(depths, digits, certify, fmt):
+    rendered = table_wcr.render(table_wcr.wcr_table(depths, digits, certify), fmt)
+    assert "\n".join(table_wcr.iter_lines(depths, digits, certify, fmt)) == rendered
+
+
+def test_iter_lines_refuses_json():
+    with pytest.raises(ValueError, match="format"):
+        list(table_wcr.iter_lines([2], fmt="json"))
+
+
+# size bounds
+@pytest.mark.parametrize(
+    "argv, name, value, allowed",
+    [
+        (["--digits", "100000"], "--digits", "100000", "[1, 3000]"),
+        (["--digits", "3001"], "--digits", "3001", "[1, 3000]"),
+        (["--L-max", "100000"], "--L-max", "100000", "[2, 5000]"),
+        (["--L-max", "5001"], "--L-max", "5001", "[2, 5000]"),
+        (["--L", "1" + "0" * 100 + "1"], "--L", "1" + "0" * 19, "[2, 10^100]"),
+        (["--L", "9" * 5000], "--L", "9" * 20, "[2, 10^100]"),  # beyond int()'s 4300-digit limit, too
+    ],
+)
+def test_size_options_are_bounded(argv, name, value, allowed, capsys, monkeypatch):
+    monkeypatch.setattr(wcr, "y_and_gamma", None)  # refused before any solve
+    code, out, err = run_main(argv, capsys)
+    last = err.strip().splitlines()[-1]
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert last.startswith("python -m numerics.table_wcr: error:") and f"argument {name}" in last
+    assert value in last and allowed in last
+
+
+def test_bounds_are_accepted_at_the_edges():
+    args = table_wcr.build_parser().parse_args(["--digits", "3000", "--L", "2", str(10**100)])
+    assert args.digits == table_wcr.DIGITS_MAX and args.L == [2, table_wcr.DEPTH_MAX]
+    assert table_wcr.build_parser().parse_args(["--L-max", "5000"]).L_max == table_wcr.L_MAX_MAX
+
+
+@pytest.mark.parametrize(
+    "depths, digits",
+    [
+        (table_wcr.PAPER_DEPTHS, table_wcr.DIGITS_MAX),
+        (range(2, table_wcr.L_MAX_MAX + 1), 12),
+        ([2, table_wcr.DEPTH_MAX], table_wcr.DIGITS_MAX),
+    ],
+)
+def test_each_bound_alone_fits_the_run_limit(depths, digits):
+    # what the CLI accepts option by option (others at their defaults) passes the estimate, --certify included
+    assert table_wcr.estimated_seconds(depths, digits, certify=True) <= table_wcr.RUN_LIMIT_S
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--L-max", "5000", "--digits", "3000", "--certify"],
+        ["--L-max", "2000", "--digits", "300", "--certify", "--format", "json"],
+        ["--L", *[str(L) for L in range(2, 60)], "--digits", "3000"],  # ~1.4 s a row at most: 80 s
+    ],
+)
+def test_costly_combinations_are_refused_before_starting(argv, capsys, monkeypatch):
+    monkeypatch.setattr(wcr, "y_and_gamma", None)  # refused before any solve
+    code, out, err = run_main(argv, capsys)
+    last = err.strip().splitlines()[-1]
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert last.startswith("python -m numerics.table_wcr: error:") and "--digits" in last and "limit 60 s" in last
+
+
+def test_estimate_grows_with_digits_depths_and_certify():
+    est = table_wcr.estimated_seconds
+    assert est([2], 12) < est([2], 1000) < est([2], 3000)
+    assert est(range(2, 100), 12) < est(range(2, 1000), 12)
+    assert est([2, 3], 500) < est([2, 3], 500, certify=True)
+    assert est([10**14], 12) < est([10**15], 12)  # mpmath bisection start from wcr._FLOAT_LIMIT on
+
+
+# closed pipe
+def test_closed_pipe_ends_quietly_with_141():
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "numerics.table_wcr", "--L-max", "5000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    head = [proc.stdout.readline() for _ in range(3)]
+    proc.stdout.close()  # as `| head -3` does; the remaining ~5000 rows (~10 s) are never computed
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 141
+    assert err == "" and head[0].split()[0] == "L" and head[2].split()[0] == "3"
+
+
+class _ClosedPipe(io.StringIO):
+    def write(self, s):
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_broken_pipe_in_process_returns_141(fmt, monkeypatch):
+    monkeypatch.setattr(sys, "stdout", _ClosedPipe())
+    assert table_wcr.main(["--L", "2", "--format", fmt]) == 141
+
+
+# --digits 1 and other values without a dangling point
+def test_digits_1_prints_well_formed_numbers(capsys):
+    code, out, _ = run_main(["--digits", "1", "--L", "2", "3", "1000000"], capsys)
+    rows = [line.split() for line in out.strip().splitlines()[1:]]
+    assert code == 0
+    # gamma 3.196, 3.661, 23.94; gamma/2 1.598, 1.830, 11.97; y 0.5419, 0.5949, 0.5392
+    assert rows == [["2", "0.5", "3", "2"], ["3", "0.6", "4", "2"], ["1000000", "0.5", "20", "10"]]
+
+
+@pytest.mark.parametrize("digits", [1, 2, 3])
+@pytest.mark.parametrize("fmt", ["text", "markdown", "csv", "json"])
+def test_no_value_ends_with_a_point(digits, fmt, capsys):
+    code, out, _ = run_main(["--digits", str(digits), "--L", "2", "1000000", str(10**30), "--format", fmt], capsys)
+    assert code == 0 and "." not in {tok[-1] for tok in out.replace(",", " ").replace('"', " ").split()}
+
+
+@pytest.mark.parametrize("L", [2, 3, 7, 100, 10**6, 10**30])
+@pytest.mark.parametrize("digits", [1, 2, 3])
+def test_few_digits_are_the_value_rounded_to_nearest(L, digits):
+    row = table_wcr.wcr_table([L], digits=digits)[0]
+    y, g = wcr.y_and_gamma(L, 40)
+    with mpmath.workdps(40):
+        for key, ref in (("y", y), ("gamma_wcr", g), ("ratio_to_2", g / 2)):
+            unit = mpmath.mpf(10) ** (int(mpmath.floor(mpmath.log10(ref))) - digits + 1)
+            assert mpmath.nint(mpmath.mpf(row[key]) / unit) == mpmath.nint(ref / unit), (key, row[key])
