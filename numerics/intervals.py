@@ -34,6 +34,8 @@ import mpmath
 import sympy as sp
 from mpmath import iv
 
+from numerics.validation import integer
+
 # A real number held exactly (a float as its binary value); an exact level (a str is a decimal taken exactly).
 _Real: TypeAlias = "mpmath.mpf | sp.Rational | Fraction | decimal.Decimal | float"
 _Exact: TypeAlias = "str | int | Fraction | mpmath.mpf | sp.Expr"
@@ -83,9 +85,7 @@ def bounds(e: Any) -> tuple[mpmath.mpf, mpmath.mpf]:
 
 # ---------------------------------------------------------------- exact directed decimal output
 def _check_count(n, name: str, minimum: int) -> int:
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {n!r}")
-    return int(n)
+    return integer(n, name, minimum)
 
 
 def _check_up(up) -> bool:

@@ -43,6 +43,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from numerics.validation import integer, positive
+
 __all__ = [
     "scalar_loss",
     "scalar_grad",
@@ -95,15 +97,11 @@ def _rank(r) -> int:
 
 
 def _positive(x, name: str) -> float:
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real) or not np.isfinite(float(x)) or x <= 0:
-        raise ValueError(f"{name} must be a finite real number > 0; got {x!r}")
-    return float(x)
+    return positive(x, name)
 
 
 def _count(k, name: str, low: int = 1) -> int:
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral) or k < low:
-        raise ValueError(f"{name} must be an integer >= {low}; got {k!r}")
-    return int(k)
+    return integer(k, name, low)
 
 
 def _theta(theta, dim: int, name: str = "theta0") -> np.ndarray:

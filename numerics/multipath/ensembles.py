@@ -44,6 +44,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
+from ..validation import integer
 from . import gd
 from . import sharpness as ns
 
@@ -58,9 +59,7 @@ LEAVE_GAP = 1e-3  # "left the manifold": a depth-balance gap of 1e-3, nine order
 
 
 def _count(n, name: str, low: int = 0) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < low:
-        raise ValueError(f"{name} must be an integer >= {low}; got {n!r}")
-    return int(n)
+    return integer(n, name, low)
 
 
 def _perturbation(perturb) -> float:

@@ -33,7 +33,6 @@ Reference: arXiv 2606.05219, Sections 4-6 (Eqs. (13)-(18), (24)); Appendices B-E
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import SupportsIndex
@@ -44,6 +43,7 @@ import numpy.typing as npt
 from mpmath import iv
 
 from ..intervals import certified_decreasing_root, iv_workdps
+from ..validation import integer
 from .wcr import gamma_wcr
 
 _GUARD = 10  # guard digits for closed forms: a handful of roundings of O(1) quantities
@@ -52,15 +52,7 @@ _GUARD = 10  # guard digits for closed forms: a handful of roundings of O(1) qua
 # ---------------------------------------------------------------- validation
 def check_depth(L: SupportsIndex, minimum: int = 1, name: str = "L") -> int:
     """``L`` as an int, or ValueError naming it (``name``) unless it is an integer >= ``minimum``."""
-    if isinstance(L, bool):
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {L!r}")
-    try:
-        Li = operator.index(L)
-    except TypeError:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {L!r}") from None
-    if Li < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {L!r}")
-    return Li
+    return integer(L, name, minimum)
 
 
 def check_pathways(H: SupportsIndex) -> int:
@@ -84,9 +76,7 @@ def check_sigma(sigma: float | str | mpmath.mpf, name: str = "sigma") -> mpmath.
 
 def check_dps(dps: int | np.integer) -> int:
     """``dps`` as an int, or ValueError naming ``dps`` unless it is an integer >= 1."""
-    if isinstance(dps, bool) or not isinstance(dps, (int, np.integer)) or dps < 1:
-        raise ValueError(f"dps must be an integer >= 1; got {dps!r}")
-    return int(dps)
+    return integer(dps, "dps", 1)
 
 
 def _check_depths(depths, minimum: int) -> list[int]:

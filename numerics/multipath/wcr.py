@@ -38,7 +38,6 @@ Reference: arXiv 2606.05219, Section 6 (Eqs. (19)-(23), Theorem 6.2) and Appendi
 from __future__ import annotations
 
 import math
-import operator
 from dataclasses import dataclass
 from typing import SupportsIndex
 
@@ -48,28 +47,19 @@ import numpy.typing as npt
 from mpmath import iv
 
 from ..intervals import bounds, iv_workdps
+from ..validation import integer
 
 _FLOAT_LIMIT = 10**15  # above this depth the float64 bracket of t loses too much; use mpmath
 
 
 def check_depth(L: SupportsIndex) -> int:
     """``L`` as a Python int, or ValueError naming ``L`` unless it is an integer >= 2."""
-    if isinstance(L, bool):
-        raise ValueError(f"L (depth) must be an integer >= 2; got {L!r}")
-    try:
-        Li = operator.index(L)
-    except TypeError:
-        raise ValueError(f"L (depth) must be an integer >= 2; got {L!r}") from None
-    if Li < 2:
-        raise ValueError(f"L (depth) must be an integer >= 2; got {L!r}")
-    return Li
+    return integer(L, "L (depth)", 2)
 
 
 def check_digits(digits: int | np.integer) -> int:
     """``digits`` as a Python int, or ValueError naming ``digits`` unless it is an integer >= 1."""
-    if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or digits < 1:
-        raise ValueError(f"digits must be an integer >= 1; got {digits!r}")
-    return int(digits)
+    return integer(digits, "digits", 1)
 
 
 def _guard(L: int) -> int:

@@ -48,6 +48,7 @@ from numerics.rare_gates import sim_kernels as K
 from numerics.rare_gates import sim_rng as R
 from numerics.rare_gates.initialization import wilson_interval
 from numerics.rare_gates.sim_rng import PHASE_NOISE, PHASE_SOURCE, PHASE_TARGET
+from numerics.validation import integer
 
 THRESHOLD = 0.4  # the recovery level of the target risk (Section 3: R_good < 0.4 < R_col)
 AMPLITUDE = 0.9  # B_s of the constructed checkpoints (the lam = 0.05 source optimum, Appendix 19)
@@ -60,9 +61,7 @@ Progress = Callable[[int, int], None]
 
 
 def _int(value, name: str, lo: int, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
-        raise ValueError(f"{name}{what} must be an integer >= {lo}; got {value!r}")
-    return int(value)
+    return integer(value, f"{name}{what}", lo)
 
 
 def _real(value, name: str, *, positive: bool = False, what: str = "") -> float:
