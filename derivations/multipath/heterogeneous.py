@@ -192,3 +192,59 @@ def growth_rates() -> dict:
         "ratio_per_layer_residual": z(pl - (ah / ak) ** (L - 1)),
         "ratio_end_to_end_in_a": z(e2e.subs({sh: ah**L, sk: ak**L})),
     }
+
+
+def early_growth() -> dict:
+    """Gradient flow from a small start (Sections 5.1 and 5.3, 'grows exponentially faster').
+
+    While sum_h sigma_h << sigma_* the residual is r = -sigma_* (the linearised early phase), and the
+    depth-balanced GF da_h/dt = -r a_h^{L-1} becomes da/dt = sigma_* a^{L-1}. Separating variables
+    (sympy.integrate of a^{1-L} from a_0 to a equals sigma_* t, solved for a):
+
+    - ``solution``: a(t) = u^{-1/(L-2)} with u = a_0^{2-L} - (L-2) sigma_* t (``u``, ``du_dt`` = -(L-2) sigma_*);
+      ``ode_residual`` and ``initial_residual`` are 0. So a^{2-L} falls linearly in t and a blows up at
+      ``blowup`` T = a_0^{2-L}/((L-2) sigma_*): power-law growth, sigma = a^L = ((L-2) sigma_* (T - t))^{-L/(L-2)};
+    - ``log_rate``: d log sigma/dt = L sigma_*/u, ``log_rate_residual``: log_rate - L sigma_* sigma^{1-2/L} (0): the
+      exponential rate of a pathway is not a constant but grows with sigma itself;
+    - ``log_rate_slope``: d^2 log sigma/dt^2 = L (L-2) sigma_*^2/u^2 (> 0 for L > 2; 0 only for L = 2);
+    - ``ratio_residual``: sigma_1/sigma_2 - (u_2/u_1)^{L/(L-2)} for two pathways of one depth (0): the ratio is a
+      power of a ratio of two linear functions of t, algebraic, not exp(c t);
+    - ``L2``: at L = 2 the solution (a_0 exp(sigma_* t), from integrate of 1/a) and d log sigma/dt = 2 sigma_*, the
+      same constant for every pathway: exponential growth at equal rates, the ratio stays sigma_1(0)/sigma_2(0).
+
+    >>> g = early_growth()
+    >>> g["ode_residual"], g["initial_residual"], g["log_rate_residual"], g["ratio_residual"], g["du_dt"]
+    (0, 0, 0, 0, -sigma_star*(L - 2))
+    >>> g["log_rate"], sp.factor(g["log_rate_slope"])
+    (L*sigma_star/u, L*sigma_star**2*(L - 2)/u**2)
+    >>> g["L2"]
+    {'solution': a_0*exp(sigma_star*t), 'log_rate': 2*sigma_star}
+    """
+    L, t, a, a0, b0, u, v = sp.symbols("L t a a_0 b_0 u v", positive=True)
+
+    def z(e):
+        return sp.simplify(sp.powsimp(sp.powdenest(sp.expand_power_base(e, force=True), force=True), force=True))
+
+    sol = sp.solve(sp.Eq(sp.integrate(a ** (1 - L), (a, a0, a), conds="none"), sigma * t), a)
+    if len(sol) != 1:  # pragma: no cover - one positive branch for positive symbols
+        raise RuntimeError(f"expected one solution branch; got {sol}")
+    base, ex = sol[0].as_base_exp()
+    du = sp.factor(sp.diff(base, t))
+    au = u**ex  # a(t) in terms of u = base(t) > 0 before the blow-up
+    sig_u = au**L
+    log_rate = sp.simplify(sp.diff(sp.log(sig_u), u) * du)
+    slope = sp.simplify(sp.diff(log_rate, u) * du)
+    a2 = sp.solve(sp.Eq(sp.integrate(1 / a, (a, a0, a)), sigma * t), a)[0]
+    return {
+        "solution": sol[0],
+        "u": base,
+        "du_dt": du,
+        "ode_residual": z(sp.diff(au, u) * du - sigma * au ** (L - 1)),
+        "initial_residual": sp.simplify(sol[0].subs(t, 0) - a0),
+        "blowup": sp.solve(sp.Eq(base, 0), t)[0],
+        "log_rate": log_rate,
+        "log_rate_residual": z(log_rate - L * sigma * z(sig_u ** (1 - 2 / L))),
+        "log_rate_slope": slope,
+        "ratio_residual": z(sig_u / (v**ex) ** L - (v / u) ** (L / (L - 2))),
+        "L2": {"solution": a2, "log_rate": sp.simplify(sp.diff(sp.log(a2**2), t))},
+    }

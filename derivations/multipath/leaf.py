@@ -378,3 +378,107 @@ def stopping_gap() -> dict:
     lam_min, C, G = sp.symbols("lambda_min C_lambda G", positive=True)
     sol = sp.solve(sp.Eq(lam_min + C * G, 2 / eta), G)[0]
     return {"G_dagger": sol, "residual": sp.simplify(sol - (2 - eta * lam_min) / (eta * C))}
+
+
+def balanced_two_cycle() -> dict:
+    """Eq. (67) on the balanced line: the period-two orbit of (54) just beyond eta lambda_min = 2.
+
+    With a_h = a for every h (G = 0), (54) is one map of rho = r/sigma_*. Write a = a_*(1 + rho)^{1/L}
+    (so r = H a^L - sigma_* = sigma_* rho, sigma_* = H a_*^L) and eta = (2 + chi)/lambda_min, chi the
+    sharpness excess eta lambda_min - 2 of the balanced minimum (E.6). Then
+    eta r a^{L-2} = (2 + chi) rho w^{1-2/L}/L with w = 1 + rho (``step_residual``: 0), and
+    rho' = w (1 - eta r a^{L-2})^L - 1 = g1 rho + g2 rho^2 + g3 rho^3 + O(rho^4).
+
+    The second iterate is rho'' - rho = rho P(rho, chi) with P = c1 chi + c2 rho^2 + O(chi rho, chi^2, rho^3)
+    (``P_rho1``: the rho^1 coefficient of P at chi = 0, 0), so the period-two points satisfy
+    rho^2 = K chi + O(chi^{3/2}) with K = -c1/c2 = 1/(g2^2 + g3) at chi = 0: a real orbit needs chi > 0
+    (K > 0), and its mean square is sigma_*^2 K chi + O(chi^2) (the two points shift alike at the next
+    order). Keys (at chi = 0 unless named): ``g1`` (-1 - chi, all chi), ``g2``, ``g3``, ``K`` (units
+    sigma_*^2: <r^2> = sigma_*^2 K chi), ``A_sigma`` = sigma_* A and ``B_sigma2`` = sigma_*^2 B of (64) at
+    the balanced point, ``g2_plus_A`` (0: the exact map's quadratic coefficient is -A, not the +A of (64),
+    because beta moves with r), and ``K_frozen`` = 1/(A^2 - B), what (64) with beta held fixed would give.
+
+    >>> bt = balanced_two_cycle()
+    >>> bt["step_residual"], bt["P_rho1"], bt["g1"], bt["g2_plus_A"], sp.factor(bt["K"])
+    (0, 0, -chi - 1, 0, 3*L**2/(4*(L - 1)*(5*L - 4)))
+    """
+    rho = sp.Symbol("rho", real=True)
+    chi = sp.Symbol("chi", real=True)
+    w = sp.Symbol("w", positive=True)  # 1 + rho
+    Hs = sp.Symbol("H", positive=True)
+    lam_min = L * Hs * a_star ** (2 * L - 2)
+    et = (2 + chi) / lam_min
+    # from the definitions: a = a_* w^{1/L}, r = H a^L - sigma_* with sigma_* = H a_*^L
+    a_ = a_star * w ** (1 / L)
+    r_ = Hs * a_**L - Hs * a_star**L
+    x_def = et * r_ * a_ ** (L - 2)
+    x_red = (2 + chi) * (w - 1) * w ** (1 - 2 / L) / L
+    step_res = _z(sp.expand(x_def - x_red), (a_star, w))
+    g = (1 + rho) * (1 - (2 + chi) * rho * (1 + rho) ** (1 - 2 / L) / L) ** L - 1
+    ser = sp.expand(sp.series(g, rho, 0, 4).removeO())
+    g1, g2, g3 = (sp.factor(ser.coeff(rho, k)) for k in (1, 2, 3))
+    G1, G2, G3 = sp.symbols("G1:4")  # compose with plain symbols first (fast), then substitute
+    y = G1 * rho + G2 * rho**2 + G3 * rho**3
+    second = sp.expand(G1 * y + G2 * y**2 + G3 * y**3 - rho)
+    P = sum(second.coeff(rho, k) * rho ** (k - 1) for k in (1, 2, 3))  # (rho'' - rho)/rho to rho^2
+    P = sp.expand(P.subs({G1: g1, G2: g2, G3: g3}))
+    c1 = sp.factor(sp.diff(P.coeff(rho, 0), chi).subs(chi, 0))
+    c2 = sp.factor(P.coeff(rho, 2).subs(chi, 0))
+    K = sp.factor(-c1 / c2)
+    # (64)'s coefficients at the balanced point, eta = 2/lambda_min, in units of sigma_* = H a_*^L
+    e0 = 2 / lam_min
+    A_s = _z(sp.expand(e0**2 / 2 * L * (L - 1) * Hs * a_star ** (3 * L - 4) * Hs * a_star**L))
+    B_s = _z(sp.expand(e0**3 / 6 * L * (L - 1) * (L - 2) * Hs * a_star ** (4 * L - 6) * (Hs * a_star**L) ** 2))
+    g2_0, g3_0 = sp.factor(g2.subs(chi, 0)), sp.factor(g3.subs(chi, 0))
+    return {
+        "step_residual": step_res,
+        "g1": sp.expand(g1),
+        "g2": g2_0,
+        "g3": g3_0,
+        "P_rho1": sp.factor(P.coeff(rho, 1).subs(chi, 0)),
+        "K": K,
+        "K_residual": sp.factor(K - 1 / (g2_0**2 + g3_0)),
+        "A_sigma": sp.factor(A_s),
+        "B_sigma2": sp.factor(B_s),
+        "g2_plus_A": sp.factor(g2_0 + A_s),
+        "K_frozen": sp.factor(1 / (A_s**2 - B_s)),
+    }
+
+
+def two_path_zero_loss() -> dict:
+    """The zero-loss curve of two pathways (H = 2), on which lambda is a function of the gap G (E.6's lambda(G)).
+
+    x^L + y^L = sigma_* with x >= y >= 0 (a_1 = x, a_2 = y), lambda = L (x^{2L-2} + y^{2L-2}),
+    G = (x - y)^2/2. Along the curve dy/dx = -(x/y)^{L-1}; then
+
+    - ``dlam_dx_residual``: d lambda/dx - 2L(L-1) x^{L-1}(x^{L-2} - y^{L-2}) (0): positive for x > y, L > 2;
+    - ``dG_dx_residual``: dG/dx - (x - y)(1 + (x/y)^{L-1}) (0): positive for x > y;
+
+    so lambda is strictly increasing in G from the balanced point (x = y = a_*: G = 0, lambda = lambda_min,
+    ``balanced_residual`` 0) to the one-path point (y = 0, x = sigma_*^{1/L}: ``G_one_path`` =
+    sigma_*^{2/L}/2, ``one_path_lambda`` = L sigma_*^{2-2/L} = S_1). Hence lambda(G_dagger) = 2/eta has a
+    root G_dagger in [0, G_one_path) iff lambda_min <= 2/eta < S_1.
+
+    >>> tp = two_path_zero_loss()
+    >>> tp["dlam_dx_residual"], tp["dG_dx_residual"], tp["balanced_residual"], tp["one_path_residual"]
+    (0, 0, 0, 0)
+    """
+    x, y, sig = sp.symbols("x y sigma_star", positive=True)
+    dydx = -((x / y) ** (L - 1))  # implicit derivative of x^L + y^L = const
+    lam = L * (x ** (2 * L - 2) + y ** (2 * L - 2))
+    dlam = sp.diff(lam, x) + sp.diff(lam, y) * dydx
+    Gx = (x - y) ** 2 / 2
+    dG = sp.diff(Gx, x) + sp.diff(Gx, y) * dydx
+    res_lam = _z(sp.expand(dlam - 2 * L * (L - 1) * x ** (L - 1) * (x ** (L - 2) - y ** (L - 2))), (x, y))
+    res_G = sp.simplify(sp.expand(dG - (x - y) * (1 + (x / y) ** (L - 1))))
+    bal = _z(sp.expand(lam.subs({x: a_star, y: a_star}) - L * 2 * a_star ** (2 * L - 2)))
+    x1 = sig ** (1 / L)
+    one_lam = sp.powsimp(sp.expand_power_base(L * x1 ** (2 * L - 2), force=True), force=True)
+    return {
+        "dlam_dx_residual": res_lam,
+        "dG_dx_residual": res_G,
+        "balanced_residual": bal,
+        "G_one_path": sp.simplify(x1**2 / 2),
+        "one_path_lambda": one_lam,
+        "one_path_residual": sp.simplify(sp.expand_power_base(one_lam - L * sig ** (2 - 2 / L), force=True)),
+    }

@@ -317,3 +317,148 @@ def identity_init_offdiagonal() -> dict:
             offs += [sp.simplify(B[0, 1]), sp.simplify(B[1, 0])]
         out[name] = offs
     return out
+
+
+# ------------------------------------------------------------------ Appendix C.2: one frame pair for every layer
+def _layer_product(layers: list) -> sp.Matrix:
+    """W_L ... W_1 for ``layers`` = [W_1, ..., W_L] (the pathway map of Eq. (1))."""
+    P = sp.eye(layers[0].shape[0])
+    for W in layers:
+        P = W * P
+    return P
+
+
+def uniform_frame_product(d: int = 2, L: int = 2) -> dict:
+    """Appendix C.2 writes every layer as W_hl = U Sigma_hl V^T and concludes Omega_h = U (prod_l Sigma_hl) V^T.
+
+    Exact, with the rational frames of :func:`svs_point` (U != V) and symbolic positive diagonals
+    s_{l,i}, one pathway of depth L:
+
+    - ``residual_c2``: W_L ... W_1 - U (prod_l Sigma_l) V^T for W_l = U Sigma_l V^T (nonzero);
+    - ``core_residual``: U^T (W_L ... W_1) V - Sigma_L P Sigma_{L-1} P ... P Sigma_1 with P = V^T U (zero: the
+      product does not telescope, a factor V^T U sits between consecutive layers);
+    - ``P_minus_I``: V^T U - I. For L = 2 the rotated residual U^T residual_c2 V has entries
+      s_{2,i} (P - I)_{ij} s_{1,j}, a zero polynomial iff P = I, i.e. U = V (``rotated_residual_L2``);
+    - ``symmetric_residual``: the same residual with U = V (zero: C.2 holds for symmetric targets);
+    - ``chained_residual``: W_L ... W_1 - U (prod Sigma_l) V^T for the chained frames of Definition B.1,
+      W_l = Q_{l+1} Sigma_l Q_l^T with Q_1 = V, Q_{L+1} = U (zero: Eq. (27) telescopes);
+    - ``loss_gap``: (1/2)||Omega - M_*||_F^2 - (1/2) sum_i (prod_l s_{l,i} - sigma_*i)^2 under C.2's layers with
+      M_* = U Sigma_* V^T (nonzero: Eq. (37) fails there, while it holds on Definition B.1's set, MP-3.10).
+
+    >>> out = uniform_frame_product(2, 2)
+    >>> sum(e != 0 for e in out["residual_c2"]), out["core_residual"].is_zero_matrix
+    (4, True)
+    >>> out["chained_residual"].is_zero_matrix
+    True
+    >>> out["symmetric_residual"].is_zero_matrix, out["loss_gap"] == 0
+    (True, False)
+    """
+    _check_sizes(d, 1, L)
+    P0 = svs_point(d, 1, L)
+    U, V, Q = P0["U"], P0["V"], P0["Q"][0]
+    s = [[sp.Symbol(f"s_{l + 1}{i + 1}", positive=True) for i in range(d)] for l in range(L)]
+    sig = [sp.Symbol(f"sigma_star{i + 1}", positive=True) for i in range(d)]
+    Sig = [sp.diag(*s[l]) for l in range(L)]
+    prodSig = sp.eye(d)
+    for S in Sig:
+        prodSig = S * prodSig
+    Pm = V.T * U
+
+    def residual(Uf, Vf):
+        return (_layer_product([Uf * S * Vf.T for S in Sig]) - Uf * prodSig * Vf.T).applyfunc(sp.expand)
+
+    uniform = _layer_product([U * S * V.T for S in Sig])
+    core = Sig[0]
+    for S in Sig[1:]:
+        core = S * Pm * core
+    chained = _layer_product([Q[l + 1] * Sig[l] * Q[l].T for l in range(L)])
+    Mstar = U * sp.diag(*sig) * V.T
+    full = sum(e**2 for e in (uniform - Mstar)) / 2
+    modes = sum((sp.Mul(*[s[l][i] for l in range(L)]) - sig[i]) ** 2 for i in range(d)) / 2
+    res = residual(U, V)
+    out = {
+        "U": U,
+        "V": V,
+        "s": s,
+        "residual_c2": res,
+        "core_residual": (U.T * uniform * V - core).applyfunc(sp.expand),
+        "P_minus_I": Pm - sp.eye(d),
+        "symmetric_residual": residual(V, V),
+        "chained_residual": (chained - U * prodSig * V.T).applyfunc(sp.expand),
+        "loss_gap": sp.expand(full - modes),
+    }
+    if L == 2:
+        want = sp.Matrix(d, d, lambda i, j: s[1][i] * (Pm - sp.eye(d))[i, j] * s[0][j])
+        out["rotated_residual_L2"] = (U.T * res * V - want).applyfunc(sp.expand)
+    return out
+
+
+# ------------------------------------------------------------------ Section 3.2: mode coefficients vs singular values
+def _sorted_singular_values(A: sp.Matrix) -> list:
+    """Exact singular values of A, non-increasing (square roots of the eigenvalues of A^T A, with multiplicity)."""
+    ev = (A.T * A).eigenvals()
+    vals = [sp.sqrt(sp.nsimplify(k)) for k, m in ev.items() for _ in range(m)]
+    return sorted(vals, key=lambda x: -x)
+
+
+def _svs_pathway(U: sp.Matrix, V: sp.Matrix, layer_values: list, seed: int) -> sp.Matrix:
+    """Omega = W_L ... W_1 for chained rational frames Q_1 = V, Q_{L+1} = U and the given diagonals."""
+    d, L = U.shape[0], len(layer_values)
+    Q = [V] + [rational_orthogonal(d, seed + l) for l in range(1, L)] + [U]
+    return _layer_product([Q[l + 1] * sp.diag(*layer_values[l]) * Q[l].T for l in range(L)])
+
+
+def mode_singular_values() -> dict:
+    """Section 3.2: is sigma_hi = u_*i^T Omega_h v_*i (Eq. (8)) the i-th singular value of Omega_h on the SVS set?
+
+    d = 2, rational chained frames (U != V), exact rationals. Each example maps to ``mode``
+    (sigma_hi over i, = prod_l of the layer entries, Eq. (28)), ``eq8`` (u_*i^T Omega v_*i computed from the
+    matrix), ``singular`` (the singular values of Omega_h, non-increasing), ``pair_residual`` (Omega v_*i -
+    sigma_hi u_*i and Omega^T u_*i - sigma_hi v_*i, all zero: (u_*i, v_*i) is a singular pair with value
+    sigma_hi, or (u_*i, -v_*i) with |sigma_hi| when sigma_hi < 0) and ``ith`` (sigma_hi equals the i-th largest
+    singular value, for every i):
+
+    - ``sorted``: one pathway, L = 2, layer entries (3/2, 1/2) and (1, 1/3): sigma = (3/2, 1/6), sorted;
+    - ``global_min_unsorted``: two depth-balanced pathways (L = 2) at a global minimum, per-layer values
+      (1/2, 3/5) and (1, 1/5), target sigma_* = (5/4, 2/5) (non-increasing): pathway 1 has sigma_1 = (1/4, 9/25);
+    - ``negative``: one pathway, L = 2, layer entries (-1/2, 1) and (1, 1): sigma = (-1/2, 1), allowed by Eq. (6)
+      (any diagonal), excluded by Definition B.1 (non-negative entries).
+
+    ``global_min_loss`` is (1/2)||Omega_1 + Omega_2 - M_*||^2 for the second example (0).
+
+    >>> out = mode_singular_values()
+    >>> [out[k]["ith"] for k in ("sorted", "global_min_unsorted", "negative")]
+    [True, False, False]
+    >>> out["global_min_unsorted"]["mode"], out["global_min_unsorted"]["singular"], out["global_min_loss"]
+    ([1/4, 9/25], [9/25, 1/4], 0)
+    >>> out["negative"]["mode"], out["negative"]["singular"]
+    ([-1/2, 1], [1, 1/2])
+    """
+    R = sp.Rational
+    U, V = rational_orthogonal(2, 11), rational_orthogonal(2, 3)
+    cases = {
+        "sorted": [[R(3, 2), R(1, 2)], [1, R(1, 3)]],
+        "global_min_unsorted": [[R(1, 2), R(3, 5)], [R(1, 2), R(3, 5)]],
+        "negative": [[R(-1, 2), 1], [1, 1]],
+    }
+    out: dict = {}
+    for name, layers in cases.items():
+        Om = _svs_pathway(U, V, layers, 40)
+        mode = [sp.Mul(*[layers[l][i] for l in range(len(layers))]) for i in range(2)]
+        eq8 = [sp.nsimplify((U[:, i].T * Om * V[:, i])[0, 0]) for i in range(2)]
+        sv = _sorted_singular_values(Om)
+        pair = [(Om * V[:, i] - mode[i] * U[:, i]).applyfunc(sp.simplify) for i in range(2)]
+        pair += [(Om.T * U[:, i] - mode[i] * V[:, i]).applyfunc(sp.simplify) for i in range(2)]
+        out[name] = {
+            "mode": mode,
+            "eq8": eq8,
+            "singular": sv,
+            "pair_residual": pair,
+            "ith": all(sp.simplify(mode[i] - sv[i]) == 0 for i in range(2)),
+        }
+    Om2 = _svs_pathway(U, V, [[1, R(1, 5)], [1, R(1, 5)]], 50)
+    Om1 = _svs_pathway(U, V, cases["global_min_unsorted"], 40)
+    Mstar = U * sp.diag(R(5, 4), R(2, 5)) * V.T
+    out["global_min_loss"] = sp.simplify(sum(e**2 for e in (Om1 + Om2 - Mstar)) / 2)
+    out["global_min_pathway2"] = [sp.nsimplify((U[:, i].T * Om2 * V[:, i])[0, 0]) for i in range(2)]
+    return out

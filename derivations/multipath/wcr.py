@@ -495,3 +495,94 @@ def large_L_limits() -> dict:
         "log_rL_minus_half_over_t": sp.simplify(sp.limit(L * sp.log(1 + r_m1) - 1 / (2 * t), L, sp.oo)),
         "gamma_t_over_2": sp.simplify(sp.limit(g81 * t / 2, L, sp.oo)),
     }
+
+
+@cache
+def overshoot_amplitudes() -> dict:
+    """The worst overshoot at the boundary alpha_WCR in per-layer and end-to-end units (Eq. (23)).
+
+    The worst overshoot is v_max w_* with v_max = g_alpha(c) = c A/B = y^{1/L} r (77), c^L = y.
+    Measured in the per-layer scalar w of (19) (Definition 6.1's variable) it exceeds the
+    target by f_eta(c) - w_* = (v_max - 1) w_*; end to end (sigma = w^L) by
+    f_eta(c)^L - sigma = (v_max^L - 1) sigma. Relative to the target both are functions of y
+    alone, hence of L alone at the root of (80) (as gamma_WCR is, Eq. (21)):
+
+    - ``per_layer``: v_max - 1 = y^{1/L} A/B - 1;
+    - ``end_to_end``: v_max^L - 1 = y (A/B)^L - 1;
+    - ``end_to_end_at_root``: y r^L - 1 solved from the boundary equation (83) B = r^{L-2}(y r^L - 1):
+      B r^{2-L} (``b``, ``r`` the stand-ins of B(y), r(y));
+    - ``per_layer_residual``: (1 + end_to_end)^{1/L} - 1 - per_layer (0): the per-layer amplitude is
+      the L-th root of the end-to-end ratio, so it is ~ log(1 + end_to_end)/L for large L.
+
+    >>> amp = overshoot_amplitudes()
+    >>> amp["end_to_end_at_root"], amp["per_layer_residual"]
+    (b*r**(2 - L), 0)
+    >>> y2 = closed_form_L2()["y"]   # L = 2: per-layer 0.275..., end to end 0.626...
+    >>> [sp.N(amp[k].subs({L: 2, y: y2}), 10) for k in ("per_layer", "end_to_end")]
+    [0.2750499538, 0.6257523846]
+    """
+    per_r = y ** (1 / L) * _r - 1  # in the stand-in r > 0 (A > B > 0 on the root interval)
+    e2e_r = y * _r**L - 1
+    X = sp.Symbol("X", positive=True)  # stand-in for y r^L - 1
+    eq83 = eliminate_boundary_system()["eq83"]
+    (x_root,) = sp.solve(eq83.subs(y, (X + 1) / _r**L), X)
+    res = (1 + e2e_r) ** (1 / L) - 1 - per_r
+    r = A_of() / B_of()
+    return {
+        "per_layer": per_r.subs(_r, r),
+        "end_to_end": e2e_r.subs(_r, r),
+        "end_to_end_at_root": sp.powsimp(sp.simplify(x_root), force=True),
+        "per_layer_residual": sp.Integer(0) if _zero(res) else res,
+    }
+
+
+@cache
+def sign_flip_parity(depths: tuple[int, ...] = (2, 3, 4, 5, 6, 7)) -> dict:
+    """What a per-layer crossing of the origin does end to end, by the parity of the depth (Section 6).
+
+    With w = -s < 0 (s > 0) and L = 2k or 2k + 1 (k a positive integer):
+
+    - ``sigma_even``: (-s)^{2k} - s^{2k} (0): for even L the end-to-end value w^L stays = s^L > 0;
+    - ``sigma_odd``: (-s)^{2k+1} + s^{2k+1} (0): for odd L it is -s^L < 0, a sign flip of sigma;
+    - ``map_even``: f_eta(-s) + f_eta(s) at L = 2k (0): f_eta of (19) is odd, so GD through -s is
+      the mirror image of GD through s, with the same end-to-end values w^L at every step;
+    - ``map_odd``: f_eta(-s) + f_eta(s) at L = 2k + 1 (2 eta sigma s^{2k}, not 0): no such symmetry;
+    - ``layers``: for each integer depth d of ``depths`` and free (unbalanced) layer values
+      a_1..a_d of one pathway, with loss (1/2)(a_1...a_d - sigma)^2 and one GD step G(a) = a - eta grad:
+      ``step`` = G(-a) + G(a) (0 for even d: negating every layer of the pathway commutes with GD)
+      and ``product`` = prod(-a) - (-1)^d prod(a) (0). In a multi-pathway network the other
+      pathways enter pathway h's gradient only through the shared residual sum_h prod_l a_hl - sigma,
+      which the negation leaves unchanged for even d.
+
+    >>> sf = sign_flip_parity((2, 3))
+    >>> sf["sigma_even"], sf["sigma_odd"], sf["map_even"], sf["map_odd"]
+    (0, 0, 0, 2*eta*s**(2*k)*sigma)
+    >>> sf["layers"][2]["step"], sf["layers"][3]["step"] == 0
+    ([0, 0], False)
+    """
+    k = sp.Symbol("k", integer=True, positive=True)
+    s = sp.Symbol("s", positive=True)
+    ev, od = 2 * k, 2 * k + 1
+    f_ev, f_od = chain_map().subs(L, ev), chain_map().subs(L, od)
+    layers = {}
+    for d in depths:
+        _check_depth(d)
+        a = sp.symbols(f"a1:{d + 1}", real=True)
+        loss = (sp.Mul(*a) - sigma) ** 2 / 2
+
+        def step(vals, a=a, loss=loss):
+            sub = dict(zip(a, vals, strict=True))
+            return [vals[i] - eta * sp.diff(loss, a[i]).subs(sub, simultaneous=True) for i in range(len(a))]
+
+        neg = [-ai for ai in a]
+        layers[d] = {
+            "step": [sp.expand(p + q) for p, q in zip(step(neg), step(list(a)), strict=True)],
+            "product": sp.expand(sp.Mul(*neg) - (-1) ** d * sp.Mul(*a)),
+        }
+    return {
+        "sigma_even": sp.simplify((-s) ** ev - s**ev),
+        "sigma_odd": sp.simplify((-s) ** od + s**od),
+        "map_even": sp.simplify(f_ev.subs(w, -s) + f_ev.subs(w, s)),
+        "map_odd": sp.simplify(f_od.subs(w, -s) + f_od.subs(w, s)),
+        "layers": layers,
+    }

@@ -7,17 +7,23 @@ loss in every entry of generic layers. Property checks run full d x d matrices i
 bounded strategies).
 
 No displayed equation of Appendix B needed reconstruction; the text's Eq. (4) in
-"Implication for our initialization" refers to (11).
+"Implication for our initialization" refers to (11) (registered as MP-B.2.xref). The
+cross-reference checks read the paper text itself (verify.coverage.paper_files) and parse
+its headings, statement headings and equation tags (derivations.multipath.svs), never line
+numbers; they skip when the shared paper texts are absent.
 """
 
 import numpy as np
+import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from derivations.multipath import svs as dsvs
 from numerics.multipath import sharpness as ns
-from verify.audit import claim
+from verify import paper_text as ptext
+from verify.audit import claim, discrepancy, paper_claim
+from verify.coverage import paper_files, papers_dir
 
 EPS = np.finfo(float).eps
 PROP = settings(max_examples=40, deadline=None, derandomize=True)
@@ -242,3 +248,241 @@ def test_identity_initialisation(audit):
     assert out["symmetric"] == [0, 0, 0, 0]
     assert all(v != 0 for v in out["nonsymmetric"][:2])
     assert needs != sp.diag(*[needs[i, i] for i in range(2)])  # U^T V not diagonal for the non-symmetric case
+
+
+# ------------------------------------------------------------------ Eqs. (7), (27), (29) and Appendix C.2's frames
+@claim("MP-B.27")
+def test_pathway_map_telescopes(audit):
+    chained = {L: dsvs.uniform_frame_product(2, L)["chained_residual"] for L in (2, 3)}
+    sums = {}
+    for d, H, L in [(2, 2, 2), (2, 2, 3), (3, 2, 2)]:
+        P = dsvs.svs_point(d, H, L)
+        total = [sum(v[i] for v in dsvs.mode_values(P)) for i in range(d)]
+        sums[(d, H, L)] = (P["M"] - P["U"] * sp.diag(*total) * P["V"].T).applyfunc(sp.expand).is_zero_matrix
+    audit.ours({L: m.is_zero_matrix for L, m in chained.items()}, label="(27): Omega - U (prod Sigma_l) V^T is zero, L")
+    audit.ours(sums, label="(29): M - U (sum_h Sigma_h) V^T is zero, (d, H, L)")
+    audit.evidence(
+        "Exact: rational orthogonal frames (Cayley transforms) with U_* != V_* and distinct intermediate Q_hl, "
+        "symbolic positive diagonals. The chained layers Q_{h,l+1} Sigma_hl Q_hl^T multiply to U_* (prod Sigma_hl) "
+        "V_*^T (L = 2, 3; d = 2) and the pathways sum to U_* (sum_h Sigma_h) V_*^T ((d, H, L) = (2,2,2), (2,2,3), "
+        "(3,2,2)): every residual expands to 0."
+    )
+    assert all(m.is_zero_matrix for m in chained.values()) and all(sums.values())
+
+
+def _c2():
+    return {L: dsvs.uniform_frame_product(2, L) for L in (2, 3)}
+
+
+def _c2_instance(out):
+    """C.2's layers at Sigma_1 = diag(2, 1), Sigma_2 = diag(1, 3) with M_* = U diag(2, 3) V^T = U Sigma_2 Sigma_1 V^T:
+    (37) would give loss 0 there."""
+    s = out["s"]
+    at = {s[0][0]: 2, s[0][1]: 1, s[1][0]: 1, s[1][1]: 3, sp.Symbol("sigma_star1", positive=True): 2}
+    at[sp.Symbol("sigma_star2", positive=True)] = 3
+    res = out["residual_c2"].subs(at)
+    return max(abs(e) for e in res), out["loss_gap"].subs(at)
+
+
+@claim(
+    "MP-C.2.frames",
+    reading=(
+        "U, V are the target's singular vectors (M_* = U Sigma_* V^T) and the same pair is used for every layer, as "
+        "C.2 writes it; the general case U != V (a non-symmetric target, as C.2's 'target SVD' allows)."
+    ),
+)
+def test_c2_frames_ours(audit):
+    out = _c2()
+    worst, gap = _c2_instance(out[2])
+    nonzero = {L: sum(e != 0 for e in o["residual_c2"]) for L, o in out.items()}
+    audit.ours(nonzero, label="nonzero entries of W_L...W_1 - U (prod Sigma_l) V^T, d = 2, L = 2, 3")
+    audit.ours(out[2]["P_minus_I"], label="V^T U - I (the factor between consecutive layers, minus I)")
+    audit.ours(worst, label="max |entry| of that residual at Sigma_1 = diag(2,1), Sigma_2 = diag(1,3)")
+    audit.ours(gap, label="actual loss there with M_* = U diag(2, 3) V^T, where (37) gives 0")
+    audit.evidence(
+        "Exact, rational orthogonal U != V (Cayley transforms), symbolic positive diagonals. With W_l = U Sigma_l V^T "
+        "for every layer the product is U Sigma_L (V^T U) Sigma_{L-1} ... (V^T U) Sigma_1 V^T (residual 0 for L = "
+        "2, 3), not U (prod Sigma_l) V^T: for L = 2 the rotated difference is s_{2,i} (V^T U - I)_{ij} s_{1,j} "
+        "(residual 0), a zero polynomial only if V^T U = I, i.e. U = V; with U = V (symmetric target) C.2 holds "
+        "(residual 0). Under C.2's layers the loss does not decouple either: at prod Sigma_l = Sigma_* the loss is "
+        f"{gap} = {float(gap):.4f}, not 0. With Definition B.1's chained frames W_l = Q_{{l+1}} Sigma_l Q_l^T "
+        "(Q_1 = V, Q_{L+1} = U) the product telescopes to U (prod Sigma_l) V^T (residual 0 for L = 2, 3): Eq. (27), "
+        "and (37) holds there (MP-3.10)."
+    )
+    for o in out.values():
+        assert o["core_residual"].is_zero_matrix and o["chained_residual"].is_zero_matrix
+        assert o["symmetric_residual"].is_zero_matrix
+        assert o["loss_gap"] != 0
+    assert out[2]["rotated_residual_L2"].is_zero_matrix
+    assert not out[2]["P_minus_I"].is_zero_matrix
+    assert all(n > 0 for n in nonzero.values()) and worst > 0 and gap > 0
+
+
+@discrepancy(
+    "MP-C.2.frames",
+    reason=(
+        "With one frame pair for every layer, W_L...W_1 = U Sigma_L (V^T U) Sigma_{L-1} ... (V^T U) Sigma_1 V^T, which "
+        "equals U (prod Sigma_l) V^T for generic diagonals only when V^T U = I (U = V, a symmetric target). For a "
+        "general target the layers must chain their frames, W_hl = Q_{h,l+1} Sigma_hl Q_hl^T with Q_h1 = V, "
+        "Q_{h,L+1} = U (Definition B.1, Eq. (27)); then the product telescopes and C.2's conclusion (37) holds."
+    ),
+)
+def test_c2_frames_paper():
+    out = _c2()
+    worst, _ = _c2_instance(out[2])
+    paper_claim(
+        all(o["residual_c2"].is_zero_matrix is True for o in out.values()),
+        f"W_L...W_1 - U (prod Sigma_l) V^T has entries up to {float(worst):.4f} at Sigma_1 = diag(2,1), "
+        "Sigma_2 = diag(1,3), U != V",
+    )
+
+
+# ------------------------------------------------------------------ Section 3.2: mode coefficients vs singular values
+SV_READING = (
+    "'the i-th singular value' read in its standard sense, the i-th largest (the text orders the target's singular "
+    "values non-increasingly, Appendix C.5), on the SVS set as Section 3.2 defines it (Eq. (6): diagonal Sigma_hl of "
+    "any sign). What holds (our side): with non-negative layer entries (Definition B.1's condition) sigma_hi is the "
+    "singular value of Omega_h belonging to the singular pair (u_*i, v_*i), and the sigma_hi over i are the singular "
+    "values in some order; with a negative entry |sigma_hi| is, for the pair (u_*i, -v_*i)."
+)
+
+
+@claim("MP-3.2.sv", reading=SV_READING)
+def test_mode_coefficient_singular_value_ours(audit):
+    out = dsvs.mode_singular_values()
+    ex = {k: out[k] for k in ("sorted", "global_min_unsorted", "negative")}
+    audit.ours({k: v["mode"] for k, v in ex.items()}, label="sigma_hi over i (Eq. (28))")
+    audit.ours({k: v["singular"] for k, v in ex.items()}, label="singular values of Omega_h, non-increasing")
+    audit.ours(out["global_min_loss"], label="loss at the two-pathway example (a global minimum)")
+    g, n = ex["global_min_unsorted"], ex["negative"]
+    tup = lambda v: "(" + ", ".join(str(x) for x in v) + ")"  # noqa: E731
+    audit.evidence(
+        "Exact, d = 2, rational chained frames (U != V). In every example u_*i^T Omega_h v_*i (Eq. (8)) equals prod_l "
+        "of the layer entries (Eq. (28)) and Omega_h v_*i = sigma_hi u_*i, Omega_h^T u_*i = sigma_hi v_*i (residuals "
+        f"0): (u_*i, v_*i) is a singular pair. Sorted example {tup(ex['sorted']['mode'])}: the i-th largest. At the "
+        f"global minimum with pathways {tup(g['mode'])} and {tup(out['global_min_pathway2'])} for sigma_* = (5/4, 2/5) "
+        f"(loss {out['global_min_loss']}, depth-balanced, positive entries) pathway 1's singular values are "
+        f"{tup(g['singular'])}, its sigma_h1 = {g['mode'][0]}: a pathway's mode order need not follow the target's. "
+        f"With a layer entry -1/2 (allowed by Eq. (6)) sigma_h = {tup(n['mode'])} against singular values "
+        f"{tup(n['singular'])}: a negative sigma_hi is no singular value, its modulus is."
+    )
+    for v in ex.values():
+        assert all(m.is_zero_matrix for m in v["pair_residual"])
+        assert [sp.simplify(a - b) for a, b in zip(v["eq8"], v["mode"])] == [0, 0]
+    for k in ("sorted", "global_min_unsorted"):
+        assert sorted(ex[k]["mode"], key=lambda x: -x) == ex[k]["singular"]  # non-negative: the same multiset
+    assert sorted((abs(x) for x in ex["negative"]["mode"]), key=lambda x: -x) == ex["negative"]["singular"]
+    assert ex["sorted"]["ith"] and out["global_min_loss"] == 0
+
+
+@discrepancy(
+    "MP-3.2.sv",
+    reason=(
+        "sigma_hi is a singular value of Omega_h only when it is non-negative (Definition B.1 adds non-negative "
+        "entries; Section 3.2's Eq. (6) does not), and it is the singular value of the pair (u_*i, v_*i), not the "
+        "i-th largest: a pathway's mode coefficients need not be ordered like the target's, even at a global minimum."
+    ),
+    reading=SV_READING,
+)
+def test_mode_coefficient_singular_value_paper():
+    out = dsvs.mode_singular_values()
+    bad = {k: (out[k]["mode"], out[k]["singular"]) for k in ("sorted", "global_min_unsorted", "negative")}
+    paper_claim(
+        all(out[k]["ith"] for k in bad),
+        "sigma_hi vs the non-increasing singular values: "
+        + "; ".join(f"{k}: {m} vs {sv}" for k, (m, sv) in bad.items() if not out[k]["ith"]),
+    )
+
+
+# ------------------------------------------------------------------ cross-references, read from the paper text
+def _paper_text() -> str:
+    files = paper_files()
+    if "multipath" not in files:
+        pytest.skip(f"paper text of multipath not found under {papers_dir()} (the shared papers are absent)")
+    return files["multipath"].read_text("utf-8")
+
+
+def _prop_b4(text):
+    cites = ptext.cited_locations(text, "Proposition", "B.4")
+    return {
+        "stated_in": ptext.statement_section(text, "Proposition", "B.4"),
+        "cited_as": [c["location"] for c in cites],
+        "link_appendix": [ptext.anchor_appendix(c["anchor"]) for c in cites],
+        "lemmas_E1": [ptext.statement_section(text, "Lemma", n) for n in ("E.1", "E.2")],
+    }
+
+
+@claim("MP-3.3.xref")
+def test_prop_b4_location_ours(audit):
+    found = _prop_b4(_paper_text())
+    audit.ours(found["stated_in"], label="section whose heading precedes the statement heading of Proposition B.4")
+    audit.ours(found["cited_as"], label="location the prose gives ('Proposition B.4 in Appendix X')")
+    audit.ours(found["link_appendix"], label="appendix the citation's own HTML link points to")
+    audit.evidence(
+        "Parsed from the paper text (numbered headings and statement headings, not line numbers): Proposition B.4 is "
+        f"stated in Appendix {found['stated_in']}, and the link on 'Proposition B.4' points to Appendix "
+        f"{found['link_appendix'][0]} (anchor A2). Appendix E.1 holds Lemmas E.1 and E.2 (found in "
+        f"{', '.join(found['lemmas_E1'])}), which state the same invariances (SVS set, depth-wise balance)."
+    )
+    assert found["stated_in"] == "B.2"
+    assert len(found["cited_as"]) == 1 and found["link_appendix"] == ["B"]
+    assert found["lemmas_E1"] == ["E.1", "E.1"]
+
+
+@discrepancy(
+    "MP-3.3.xref",
+    reason=(
+        "Proposition B.4 is stated in Appendix B.2 (its own link points there); Appendix E.1, which the text names, "
+        "holds Lemmas E.1-E.2 with the same content. The citation should read 'Proposition B.4 in Appendix B.2' or "
+        "'Lemmas E.1-E.2 in Appendix E.1'."
+    ),
+)
+def test_prop_b4_location_paper():
+    found = _prop_b4(_paper_text())
+    paper_claim(
+        found["cited_as"] == [found["stated_in"]],
+        f"cited in Appendix {found['cited_as']}, stated in Appendix {found['stated_in']}",
+    )
+
+
+INIT_PHRASE = r"depth-balanced diagonal initiali[sz]ation"
+
+
+def _init_ref(text):
+    return {
+        "cited": ptext.cited_equations(text, INIT_PHRASE),
+        "init_tag": ptext.first_tag_after(text, r"We initiali[sz]e each pathway with"),
+        "eq4": ptext.equation_display(text, 4),
+        "eq11": ptext.equation_display(text, 11),
+    }
+
+
+@claim("MP-B.2.xref")
+def test_init_equation_reference_ours(audit):
+    found = _init_ref(_paper_text())
+    disp = ptext.equation_display(_paper_text(), found["init_tag"])
+    audit.ours(found["init_tag"], label="tag of the display after 'We initialize each pathway with' (Section 3.3)")
+    audit.ours(found["cited"], label="equation cited after 'depth-balanced diagonal initialization' (Appendix B.2)")
+    audit.evidence(
+        "Parsed from the paper text (equation tags glued to their displays, accepted in increasing order; phrases, "
+        f"not line numbers): the initialisation W_hl(0) = alpha_h^(1/L_h) I_d is tagged ({found['init_tag']}); the "
+        "display tagged (4) is the gradient-descent update W_hl(t+1) = W_hl(t) - eta grad L (it holds nabla and "
+        "(t+1), no alpha). Appendix B.2 cites the initialisation as "
+        f"Eq. ({found['cited'][0] if found['cited'] else '?'})."
+    )
+    assert found["init_tag"] == 11 and disp == found["eq11"]
+    assert "\\alpha" in found["eq11"] and "I_{d}" in found["eq11"] and "(0)" in found["eq11"]
+    assert "\\nabla" in found["eq4"] and "(t+1)" in found["eq4"] and "\\alpha" not in found["eq4"]
+    assert len(found["cited"]) == 1
+
+
+@discrepancy(
+    "MP-B.2.xref",
+    reason="The depth-balanced diagonal initialisation is Eq. (11); Eq. (4) is the gradient-descent update.",
+)
+def test_init_equation_reference_paper():
+    found = _init_ref(_paper_text())
+    paper_claim(
+        found["cited"] == [found["init_tag"]],
+        f"cited Eq. {found['cited']}, the initialisation is Eq. ({found['init_tag']})",
+    )

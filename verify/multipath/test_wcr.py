@@ -14,9 +14,12 @@ import mpmath
 import numpy as np
 import pytest
 import sympy as sp
+from mpmath import iv
 
 from derivations.multipath import wcr as dw
 from derivations.multipath.wcr import L as Lsym
+from numerics.intervals import bounds, iv_workdps
+from numerics.multipath import gd
 from numerics.multipath import wcr as nw
 from verify.audit import claim, discrepancy, paper_claim, rounds_to
 from verify.registry import paper_numbers
@@ -746,3 +749,218 @@ def test_lambert_w_law(audit, certified, sweep):
     assert all(1.0 < v < 2.1 for v in rem_big.values()) and all(1.5 < v < 4 for v in kap_big.values())
     vals = [abs(refined[L]) for L in SPARSE]
     assert all(b < a for a, b in zip(vals, vals[1:])) and vals[-1] < mpmath.mpf("2e-3")
+
+
+# ------------------------------------------------------------------ Eq. (23): the safe overshoot amplitude
+AMP_DEPTHS = (*range(2, 101), 200, 500, 1000, 10**4, 10**6)  # every depth to 100, then sparse
+AMP_SHOW = (2, 3, 5, 10, 20, 100, 1000)
+AMP_DIGITS = 35  # certified root digits; the enclosures below are evaluated at 80 digits
+AMP_READING = (
+    "'maximal safe overshoot amplitude (in the worst-case sense of Definition 6.1)' read in Definition 6.1's own "
+    "variable, the per-layer scalar w of (19): the largest overshoot f_eta(c) - w_* (c the maximiser of f_eta) at "
+    "eta = eta_WCR, relative to w_* (sigma-independent, as gamma_WCR is by (21); the absolute amplitude at "
+    "sigma_*1 = 1, the setting of Figures 5-6). Measured end to end, (f_eta(c)^L - sigma)/sigma, it rises instead."
+)
+
+
+@pytest.fixture(scope="module")
+def amplitudes():
+    """Certified enclosures of the worst overshoot at eta_WCR relative to the target: per layer and end to end."""
+    out = {}
+    for L in AMP_DEPTHS:
+        cert = nw.certify(L, AMP_DIGITS)
+        with mpmath.workdps(80), iv_workdps(80):
+            Y = iv.mpf([cert.y_lo, cert.y_hi])
+            A = (2 * L - 2) * Y - (L - 2)
+            B = (2 * L - 1) * Y - (L - 1)
+            logr = iv.log(A / B)
+            out[L] = {
+                "per": bounds(iv.exp(iv.log(Y) / L + logr) - 1),  # v_max - 1, v_max = y^{1/L} A/B (77)
+                "e2e": bounds(iv.exp(iv.log(Y) + L * logr) - 1),  # v_max^L - 1 = y r^L - 1
+                "root": bounds(B * iv.exp((2 - L) * logr)),  # the same from (83): B r^{2-L}
+                "y": cert.y,
+            }
+    return out
+
+
+def _mid2(b):
+    with mpmath.workdps(80):
+        return (b[0] + b[1]) / 2
+
+
+@claim("MP-6.3.amp")
+def test_overshoot_amplitude_ours(audit, amplitudes):
+    amp = dw.overshoot_amplitudes()
+    per = {L: amplitudes[L]["per"] for L in AMP_DEPTHS}
+    e2e = {L: amplitudes[L]["e2e"] for L in AMP_DEPTHS}
+    pairs = list(zip(AMP_DEPTHS, AMP_DEPTHS[1:]))
+    falls = all(per[b][1] < per[a][0] for a, b in pairs)  # disjoint certified enclosures
+    rises = all(e2e[a][1] < e2e[b][0] for a, b in pairs)
+    with mpmath.workdps(80):
+        width = max(max(x[1] - x[0], e[1] - e[0]) for x, e in zip(per.values(), e2e.values(), strict=True))
+        root_gap = max(abs(_mid2(amplitudes[L]["root"]) / _mid2(e2e[L]) - 1) for L in AMP_DEPTHS)
+    # the SymPy expressions of derivations.multipath.wcr at the 40-digit root, 50-digit evaluation
+    sym_gap = mpmath.mpf(0)
+    with mpmath.workdps(60):
+        for L in AMP_SHOW:
+            yq = _rational(amplitudes[L]["y"])
+            for key, k in (("per_layer", "per"), ("end_to_end", "e2e")):
+                val = mpmath.mpf(str(sp.N(amp[key].subs({Lsym: L, dw.y: yq}), 50)))
+                sym_gap = max(sym_gap, abs(val / _mid2(amplitudes[L][k]) - 1))
+    # independently, the raw map (19) at eta_WCR: golden-section maximiser, no use of (76)-(83)
+    raw_gap = mpmath.mpf(0)
+    raw_cases = [(L, s) for L in (2, 5, 20, 100) for s in ("1", "9")]
+    with mpmath.workdps(60):
+        for L, s in raw_cases:
+            sig = mpmath.mpf(s)
+            _, w1, _ = nw.two_step(nw.eta_wcr(L, sig, 40), L, sig, 30)
+            ws = sig ** (mpmath.mpf(1) / L)
+            raw_gap = max(raw_gap, abs((w1 / ws - 1) / _mid2(per[L]) - 1), abs((w1**L / sig - 1) / _mid2(e2e[L]) - 1))
+    audit.ours({L: _mid2(per[L]) for L in AMP_SHOW}, 30, label="per-layer (f_eta(c) - w_*)/w_* at eta_WCR")
+    audit.ours({L: _mid2(e2e[L]) for L in AMP_SHOW}, 30, label="end-to-end (f_eta(c)^L - sigma)/sigma at eta_WCR")
+    audit.ours(
+        {L: (mpmath.nstr(_mid2(per[L]), 6), mpmath.nstr(_mid2(e2e[L]), 6)) for L in (10**4, 10**6)},
+        label="(per-layer, end-to-end) at L = 10^4, 10^6",
+    )
+    audit.evidence(
+        "The worst overshoot at eta_WCR is v_max w_* with v_max = y^{1/L} A/B (77) at the root y of (80): per layer "
+        "it exceeds w_* by (v_max - 1) w_*, end to end sigma = w^L exceeds sigma by (v_max^L - 1) sigma (SymPy, "
+        "derivations.multipath.wcr.overshoot_amplitudes; from (83) v_max^L - 1 = B r^{2-L} and v_max - 1 = "
+        "(1 + (v_max^L - 1))^{1/L} - 1). Certified enclosures (interval arithmetic at 80 digits over the certified "
+        f"35-digit root, widths <= {mpmath.nstr(width, 2)}) for every L = 2..100 and L = 200, 500, 1000, 10^4, 10^6: "
+        "the per-layer amplitude falls strictly ("
+        + ", ".join(f"{mpmath.nstr(_mid2(per[L]), 4)} at L = {L}" for L in (2, 20, 1000, 10**6))
+        + "), the end-to-end one rises strictly ("
+        + ", ".join(f"{mpmath.nstr(_mid2(e2e[L]), 4)}" for L in (2, 20, 1000, 10**6))
+        + "). Cross-checks: the (83) form agrees to "
+        f"{mpmath.nstr(root_gap, 2)} relative, the SymPy expressions to {mpmath.nstr(sym_gap, 2)} (40-digit root), "
+        f"and the raw map (19) at eta_WCR (golden-section maximiser, sigma = 1 and 9, L = 2, 5, 20, 100) to "
+        f"{mpmath.nstr(raw_gap, 2)} (tolerance 1e-20: 30-digit maximiser bracket 1e-19 in w moves f(c) by ~1e-38, "
+        "eta_WCR to 40 digits)."
+    )
+    assert amp["per_layer_residual"] == 0
+    assert sp.simplify(amp["end_to_end_at_root"] - dw._b * dw._r ** (2 - Lsym)) == 0
+    assert falls and rises
+    assert width < mpmath.mpf(10) ** -30  # certified to >= 30 digits
+    assert root_gap < mpmath.mpf(10) ** -30  # same root, two algebraically equal forms
+    assert sym_gap < mpmath.mpf(10) ** -30  # 40-digit root; sensitivity of y r^L to y is <= ~L^2 / (A B) ~ 10
+    assert raw_gap < mpmath.mpf(10) ** -20  # see the evidence
+
+
+@discrepancy(
+    "MP-6.3.amp",
+    reason="In Definition 6.1's variable (the per-layer scalar w of (19)) the largest overshoot that still returns, "
+    "f_eta(c) - w_* at eta = eta_WCR, falls with depth (to 0 like log(v_max^L)/L); only the end-to-end overshoot "
+    "f_eta(c)^L - sigma rises, and the normalised step window eta_WCR/eta_1 = gamma_WCR (MP-6.3.mono). A larger step "
+    "ratio does not give a larger per-layer amplitude: the w^{L-1} prefactor makes deep chains overshoot less.",
+    reading=AMP_READING,
+)
+def test_overshoot_amplitude_paper(amplitudes):
+    per = {L: amplitudes[L]["per"] for L in AMP_DEPTHS}
+    falls_somewhere = any(per[b][1] < per[a][0] for a, b in zip(AMP_DEPTHS, AMP_DEPTHS[1:]))
+    paper_claim(
+        not falls_somewhere,
+        "per-layer amplitude (f_eta(c) - w_*)/w_* at eta_WCR: "
+        + ", ".join(f"{mpmath.nstr(_mid2(per[L]), 4)} (L = {L})" for L in AMP_SHOW)
+        + ": certified strict decrease",
+    )
+
+
+# ------------------------------------------------------------------ Section 6: the sign flip and the parity of L
+FLIP_DEPTHS = (2, 3, 4, 5, 6, 7)
+FLIP_FACTOR = 1.05  # eta = 1.05 eta_WCR: beyond the knife edge (Figure 5 uses 1.03), the worst overshoot crosses 0
+FLIP_STEPS = 60  # GD steps after the crossing compared between mirror starts
+FLIP_READING = (
+    "'an overlarge step' is a step beyond eta_WCR, where the worst overshoot of the per-layer map (19) crosses the "
+    "origin (the event Definition 6.1 excludes, f_eta(f_eta(c)) < 0); 'the dominant pathway's singular value' is "
+    "sigma_11 = u_*1^T Omega_1 v_*1 = w^L on the depth-balanced manifold (Eq. (8), Appendix F); 'breaks the SVS "
+    "description' is read as: the crossed state is not equivalent under GD to one with per-layer values >= 0."
+)
+
+
+@pytest.fixture(scope="module")
+def flip_runs():
+    """For each L: the chain (H = 1, sigma = 1) from the maximiser c over 2 steps at 1.05 eta_WCR, then GD from
+    the crossed per-layer value a_2 and from -a_2; and 3-pathway SVS runs from a0 and from a0 with pathway 1 negated."""
+    rng = np.random.default_rng(20260605)
+    out = {}
+    for L in FLIP_DEPTHS:
+        eta = float(nw.eta_wcr(L, 1, 20)) * FLIP_FACTOR
+        c, _, _ = nw.two_step(eta, L, 1, 15)
+        cross = gd.simulate_svs([L], [1.0], eta, None, 2, record_every=1, a0=[[float(c)]])
+        a2 = float(cross.a_final[0, 0])
+        kw = dict(record_every=1)
+        from_a2 = gd.simulate_svs([L], [1.0], eta, None, FLIP_STEPS, a0=[[a2]], **kw)
+        from_minus_a2 = gd.simulate_svs([L], [1.0], eta, None, FLIP_STEPS, a0=[[-a2]], **kw)
+        a0 = rng.uniform(0.3, 0.9, (3, 1))
+        neg = a0.copy()
+        neg[0] *= -1
+        multi = [gd.simulate_svs([L] * 3, [1.0], 1.5 / L, None, 300, a0=x, **kw) for x in (a0, neg)]
+        out[L] = {"cross": cross, "a2": a2, "mirror": (from_a2, from_minus_a2), "multi": multi}
+    return out
+
+
+def _same_sigma(r1, r2) -> bool:
+    return r1.sigma.shape == r2.sigma.shape and bool(np.array_equal(r1.sigma, r2.sigma))
+
+
+@claim("MP-6.flip")
+def test_sign_flip_parity_ours(audit, flip_runs):
+    sf = dw.sign_flip_parity(FLIP_DEPTHS)
+    k = sp.Symbol("k", integer=True, positive=True)
+    s = sp.Symbol("s", positive=True)
+    sig2 = {L: flip_runs[L]["cross"].sigma[-1, 0, 0] for L in FLIP_DEPTHS}
+    mirror = {L: _same_sigma(*flip_runs[L]["mirror"]) for L in FLIP_DEPTHS}
+    multi = {L: _same_sigma(*flip_runs[L]["multi"]) for L in FLIP_DEPTHS}
+    audit.ours({L: float(flip_runs[L]["a2"]) for L in FLIP_DEPTHS}, 6, label="per-layer a_2 after the worst overshoot")
+    audit.ours({L: float(v) for L, v in sig2.items()}, 6, label="end-to-end sigma_11 = a_2^L")
+    audit.ours(
+        {L: (mirror[L], multi[L]) for L in FLIP_DEPTHS},
+        label="GD identical end to end from a and -a (chain, 3 pathways)",
+    )
+    even = [L for L in FLIP_DEPTHS if L % 2 == 0]
+    audit.evidence(
+        "SymPy: for w = -s < 0, w^L = s^L > 0 at L = 2k and -s^L < 0 at L = 2k + 1; f_eta(-s) = -f_eta(s) exactly at "
+        "L = 2k (f_eta(-s) + f_eta(s) = 2 eta sigma s^{2k} at L = 2k + 1); for free layers a_1..a_d of one pathway "
+        f"(d = {', '.join(map(str, FLIP_DEPTHS))}) one GD step commutes with negating every layer iff d is even. "
+        f"GD (numerics.multipath.gd.simulate_svs, float64) at {FLIP_FACTOR} eta_WCR from the maximiser of f_eta: the "
+        "per-layer value crosses the origin at step 2 for every L (a_2 = "
+        + ", ".join(f"{flip_runs[L]['a2']:.4f}" for L in FLIP_DEPTHS)
+        + "), but sigma_11 = a_2^L = "
+        + ", ".join(f"{sig2[L]:.3g}" for L in FLIP_DEPTHS)
+        + f" (L = {', '.join(map(str, FLIP_DEPTHS))}): negative only for odd L. For even L "
+        f"({', '.join(map(str, even))}) GD from a_2 and from -a_2 > 0 gives bit-identical sigma over {FLIP_STEPS} "
+        "steps, and a 3-pathway SVS run with pathway 1's layers negated is bit-identical end to end over 300 steps; "
+        "for odd L both differ. So for odd L the crossing is the sign flip sigma_11 < 0 the text describes; for even "
+        "L it is no sign flip of sigma_11, and the crossed state is, end to end, the SVS state with per-layer value "
+        "|a_2| in (0, w_*), a return Definition 6.1 counts as safe: whatever follows the one follows the other."
+    )
+    assert sf["sigma_even"] == 0 and sf["sigma_odd"] == 0 and sf["map_even"] == 0
+    assert sp.simplify(sf["map_odd"] - 2 * dw.eta * dw.sigma * s ** (2 * k)) == 0
+    for d, lay in sf["layers"].items():
+        assert lay["product"] == 0
+        assert all(e == 0 for e in lay["step"]) == (d % 2 == 0)
+    for L in FLIP_DEPTHS:
+        assert list(flip_runs[L]["cross"].first_flip) == [2] and flip_runs[L]["a2"] < 0  # the per-layer crossing
+        assert (sig2[L] > 0) if L % 2 == 0 else (sig2[L] < 0)
+        assert mirror[L] == multi[L] == (L % 2 == 0)
+
+
+@discrepancy(
+    "MP-6.flip",
+    reason="For even L the per-layer crossing that eta_WCR guards against leaves sigma_11 = w^L > 0: the dominant "
+    "singular value does not cross zero, and since GD commutes with negating every layer of a pathway of even depth "
+    "(f_eta is odd), the crossed state is end to end the same SVS state as a return to |w| in (0, w_*), which "
+    "Definition 6.1 counts as safe. The identification of the per-layer crossing with u^T Omega v <= 0, a sign flip "
+    "that breaks the SVS description, holds only for odd L.",
+    reading=FLIP_READING,
+)
+def test_sign_flip_parity_paper(flip_runs):
+    sig2 = {L: flip_runs[L]["cross"].sigma[-1, 0, 0] for L in FLIP_DEPTHS}
+    assert all(flip_runs[L]["a2"] < 0 for L in FLIP_DEPTHS)  # every run does cross per layer (else: our failure)
+    paper_claim(
+        bool(all(v <= 0 for v in sig2.values())),
+        "after the per-layer crossing sigma_11 = a_2^L = "
+        + ", ".join(f"{sig2[L]:.3g} (L = {L})" for L in FLIP_DEPTHS)
+        + ": positive for even L",
+    )
