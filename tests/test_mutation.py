@@ -362,3 +362,17 @@ def test_run_refuses_stale_mutants(tmp_path, capsys):
     assert "stale: toy-kill: `old` occurs 0 times in toy/calc.py" in capsys.readouterr().out
     assert main(["run", "--catalogue", str(path), "--root", str(tmp_path)]) == 1
     assert "fix the stale mutants first" in capsys.readouterr().err
+
+
+def test_slots_see_the_paper_texts_next_to_their_repository(tmp_path):
+    """A slot links ../shared to the checkout's, so checks that read the papers run there as in a checkout."""
+    from verify.mutation.runner import Slot
+
+    papers = tmp_path / "shared"
+    (papers / "papers").mkdir(parents=True)
+    slot = Slot(tmp_path / "work", 0, tmp_path / "snapshot", [], tmp_path / "store", papers)
+    assert (slot.repo.parent / "shared" / "papers").is_dir()
+    assert (
+        Slot(tmp_path / "work2", 0, tmp_path / "snapshot", [], tmp_path / "store", None).dir.joinpath("shared").exists()
+        is False
+    )

@@ -45,6 +45,8 @@ COARSE = (1e-3, 1.8, 3_000_000)  # the sensitivity run of Figure 1: (alpha_1, et
 THREE_PATHWAY_DEPTHS = (3, 5, 10, 20)  # Figure 10 (H = 3) at these depths
 THREE_PATHWAY_GRID = tuple(np.logspace(-2, -8, 7))  # alpha_0, one per decade
 THREE_PATHWAY_STEPS = 2_000_000
+THREE_PATHWAY_PANELS = (1.0, 2.5)  # Figure 10's other panels, eta S_1 < 2 and 2 < eta S_1 < 2 H^{1-2/L} (L = 3, 5)
+THREE_PATHWAY_PANEL_DEPTHS = (3, 5)
 HETERO_DEPTHS = tuple(range(3, 8))  # Section 5.3: every pair (L1, L2) of these
 HETERO_SCALES = (1e-3, 1e-6)
 SCALE_GRID = tuple(np.logspace(-2, -8, 13))  # two initial scales per decade, fixed once (Figures 6, 9; warm-up)
@@ -150,9 +152,10 @@ def fig1_run(scale: float, gamma: float | str, steps: int, perturb: float = 0.0)
     return svs([L20, L20], [SIG], float(gamma) / S1, alphas(scale), steps, perturb, record_every=every, tol=TOL_R)
 
 
-def three_pathway_runs(L: int, perturb: float = 0.0) -> list[gd.SVSRun]:
-    """Figure 10: H = 3, eta = 2/lambda_1^min(H = 3, L), alpha_h = alpha_0 0.9^h for each alpha_0 of the grid."""
-    eta = 2 / float(ns.lambda_min(3, L, SIG, 30))
+def three_pathway_runs(L: int, gamma: float | str = "bal", perturb: float = 0.0) -> list[gd.SVSRun]:
+    """Figure 10: H = 3 at eta = 2/lambda_1^min(H = 3, L) (``gamma = 'bal'``) or at eta S_1 = ``gamma``,
+    alpha_h = alpha_0 0.9^h for each alpha_0 of the grid."""
+    eta = 2 / float(ns.lambda_min(3, L, SIG, 30)) if gamma == "bal" else float(gamma) / (L * SIG ** (2 - 2 / L))
     n = THREE_PATHWAY_STEPS
     grid = THREE_PATHWAY_GRID
     return [svs([L] * 3, [SIG], eta, a0 * ASYM ** np.arange(3), n, perturb, record_every=n) for a0 in grid]

@@ -9,7 +9,7 @@ by their ids, so the joined cells equal the runs made one after another;
 experiment                      cells                                 paper
 ==============================  ====================================  ===========================
 ``multipath.fig1``              (alpha_1, eta S_1) run                Figures 1-2, Section 5.1
-``multipath.three_pathways``    depth L (7 initial scales)            Figure 10
+``multipath.three_pathways``    (L, eta) (7 initial scales)           Figure 10
 ``multipath.hetero``            depth pair (L1, L2), both scales      Figures 4, 8, Section 5.3
 ``multipath.fig9``              eta/eta_WCR (13 initial scales)       Figure 9
 ``multipath.chain``             depth L (3 steps x 40 starts)         Figure 6
@@ -86,6 +86,17 @@ def _keyed(key: str):
     return assemble
 
 
+def _three_pathway_cells(_z: E.Sizes) -> list[dict]:
+    cells = [call_cell("three_pathway_runs", L=L) for L in E.THREE_PATHWAY_DEPTHS]
+    panels = [(L, g) for L in E.THREE_PATHWAY_PANEL_DEPTHS for g in E.THREE_PATHWAY_PANELS]
+    return cells + [call_cell("three_pathway_runs", L=L, gamma=g) for L, g in panels]
+
+
+def _three_pathway_assemble(_z, params: list[dict], values: list) -> dict:
+    """(L, eta S_1 or 'bal') -> the runs over the initial-scale grid."""
+    return {(p["kwargs"]["L"], p["kwargs"].get("gamma", "bal")): v for p, v in zip(params, values)}
+
+
 def _hetero_cells(z: E.Sizes) -> list[dict]:
     return [
         call_cell("hetero_pair", L1=a, L2=b, steps=z.mp_hetero_steps) for a in E.HETERO_DEPTHS for b in E.HETERO_DEPTHS
@@ -151,9 +162,10 @@ EXPERIMENTS = call_experiments(
         ),
         (
             "three_pathways",
-            "Figure 10: H = 3 at eta = 2/lambda_1^min, L = 3, 5, 10, 20, 7 scales, 2e6 steps",
-            _fixed("three_pathway_runs", "L", E.THREE_PATHWAY_DEPTHS),
-            _keyed("L"),
+            "Figure 10: H = 3 at eta = 2/lambda_1^min (L = 3, 5, 10, 20) and at eta S_1 = 1, 2.5 (L = 3, 5), 7 scales, "
+            "2e6 steps",
+            _three_pathway_cells,
+            _three_pathway_assemble,
         ),
         (
             "hetero",

@@ -271,12 +271,18 @@ def sync_tree(src: Path, dst: Path, files: list[str], *, compare_bytes: bool = F
 class Slot:
     """One job slot's fixed workspace (see the module docstring)."""
 
-    def __init__(self, work: Path, index: int, source: Path, files: list[str], shared_store: Path):
+    def __init__(
+        self, work: Path, index: int, source: Path, files: list[str], shared_store: Path, papers: Path | None = None
+    ):
         self.dir = work / f"slot-{index}"
         self.repo = self.dir / "repo"
         self.source, self.files, self.shared_store = source, files, shared_store
         for sub in ("repo", "numba-cache", "numba-dirty", "store"):
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
+        # the checks that read the papers' texts find them at ../shared next to the repository, as in a checkout
+        link = self.dir / "shared"
+        if papers is not None and papers.is_dir() and not link.exists():
+            link.symlink_to(papers, target_is_directory=True)
 
     def refresh(self) -> None:
         """Make ``repo/`` an exact copy of the snapshot (same bytes, same mtimes); drop any other file."""
@@ -411,6 +417,7 @@ class Runner:
         self.work = Path(work) if work is not None else default_work_dir()
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         self.files = repo_files(self.source)
+        self.papers = self.source.resolve().parent / "shared"  # the paper texts, linked into every slot
         # One snapshot of the tree for the whole run: baselines and mutants see the same files
         # however the working tree changes meanwhile.
         self.snapshot = self.work / "snapshot"
@@ -424,7 +431,7 @@ class Runner:
         (self.work / "baselines").mkdir(parents=True, exist_ok=True)
         self._slots: queue.Queue[Slot] = queue.Queue()
         for k in range(jobs):
-            self._slots.put(Slot(self.work, k, self.snapshot, self.files, self.shared_store))
+            self._slots.put(Slot(self.work, k, self.snapshot, self.files, self.shared_store, self.papers))
         self._baselines: dict[tuple, PytestRun] = {}
         self._lock = threading.Lock()
 
