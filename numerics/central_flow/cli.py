@@ -48,14 +48,11 @@ as ``numerics.multipath``); an interrupt exits with status 130.
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 
@@ -64,6 +61,18 @@ from numerics.central_flow import flows as F
 from numerics.central_flow import laws as CL
 from numerics.central_flow import spectra as SPEC
 from numerics.central_flow.models import Model
+from numerics.cli_support import (
+    Parser,
+    RunError,
+    UsageError,
+    bad,
+    check_plot,
+    fmt_g,
+    integer_text,
+    run_command,
+    save_figure,
+)
+from numerics.cli_support import to_json as support_to_json
 from numerics.validation import integer
 
 PROG = "python -m numerics.central_flow"
@@ -94,37 +103,9 @@ STEP_MS = {"scalar": 2.0, "mf": 10.0, "relu": 15.0}
 MAX_STEPS = {"relu": 500}
 
 
-class UsageError(Exception):
-    """Bad input: the one-line message, printed after ``PROG: error:``."""
-
-
-class RunError(Exception):
-    """A run that failed for valid input (GD diverged, the ODE solver gave up): exit status 1."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one line, no usage dump
-        raise UsageError(message)
-
-
-def _bad(option: str, message: str) -> UsageError:
-    return UsageError(f"argument {option}: {message}")
-
-
-def _integer(text: str) -> int:
-    """``text`` as an int; ``1e3`` too (a float with an integral value); ValueError otherwise."""
-    try:
-        return int(text)
-    except ValueError:
-        value = float(text)  # ValueError for anything that is not a number
-        if not value.is_integer():
-            raise ValueError(text) from None
-        return int(value)
-
-
 def _draw(text: str) -> int:
     try:
-        return integer(_integer(text), "--draw", 0, MAX_DRAW)
+        return integer(integer_text(text), "--draw", 0, MAX_DRAW)
     except (ValueError, OverflowError):
         raise argparse.ArgumentTypeError(f"must be an integer in [0, {MAX_DRAW}]; got {text!r}") from None
 
@@ -146,7 +127,7 @@ def _why_bound(model: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True, choices=MODELS, help="the model: scalar, mf (matrix factorisation), relu")
     p.add_argument(
         "--draw",
@@ -178,24 +159,6 @@ class Setting:
     plot: Path | None
 
 
-def _check_plot(path: str) -> Path:
-    from matplotlib.backend_bases import FigureCanvasBase
-
-    import numerics.plotting  # noqa: F401  (the Agg backend, before pyplot loads)
-
-    p = Path(path)
-    kinds = FigureCanvasBase.get_supported_filetypes()
-    kind = p.suffix.lstrip(".").lower() or "png"
-    if kind not in kinds:
-        raise _bad("--plot", f"the file type must be one of {', '.join(sorted(kinds))}; got {path!r}")
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir() or p.is_dir():
-        raise _bad("--plot", f"must be a file in an existing directory; got {path!r}")
-    if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
-        raise _bad("--plot", f"must be a writable file; got {path!r}")
-    return p
-
-
 def default_draw(model: str) -> int:
     """The audit's first used draw of ``model`` (scalar, mf: start below the edge; relu: also an EOS contact)."""
     if model == "relu":
@@ -225,20 +188,20 @@ def setting(args: argparse.Namespace) -> Setting:
         steps = int(E.SETTINGS[model]["T"])
     else:
         try:
-            steps = integer(_integer(args.steps), "--steps", 1, bound)
+            steps = integer(integer_text(args.steps), "--steps", 1, bound)
         except (ValueError, OverflowError):
-            raise _bad(
+            raise bad(
                 "--steps",
                 f"must be an integer in [1, {bound}] for the {model} model ({_why_bound(model)}); got {args.steps!r}",
             ) from None
-    plot = _check_plot(args.plot) if args.plot is not None else None
+    plot = check_plot(args.plot) if args.plot is not None else None
     if args.draw is None:
         draw = default_draw(model)
     else:
         draw = args.draw
         why = unused_reason(model, draw)
         if why is not None:
-            raise _bad(
+            raise bad(
                 "--draw",
                 f"draw {draw} of the {model} setting is not used: {why}; it must be an integer in [0, {MAX_DRAW}] "
                 f"that the audit uses (the first: {default_draw(model)}); got {draw}",
@@ -355,30 +318,11 @@ def run(s: Setting) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- output
-def _json_ready(x: Any) -> Any:
-    """Arrays -> lists, non-finite floats -> None (JSON has no NaN), numpy scalars -> Python numbers, recursively."""
-    if isinstance(x, dict):
-        return {k: _json_ready(v) for k, v in x.items()}
-    if isinstance(x, np.ndarray):
-        return _json_ready(x.tolist())
-    if isinstance(x, (list, tuple)):
-        return [_json_ready(v) for v in x]
-    if isinstance(x, (bool, np.bool_)):
-        return bool(x)
-    if isinstance(x, (int, np.integer)):
-        return int(x)
-    if isinstance(x, (float, np.floating)):
-        return float(x) if math.isfinite(x) else None
-    return x
 
 
 def to_json(summary: dict) -> str:
     """The summary as one JSON document."""
-    return json.dumps(_json_ready(summary), allow_nan=False)
-
-
-def _g(x: Any) -> str:
-    return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.10g}"
+    return support_to_json(summary)
 
 
 def render_text(summary: dict) -> str:
@@ -390,25 +334,26 @@ def render_text(summary: dict) -> str:
     else:
         k0 = gd["first_edge_step"]
         edge = (
-            f"{_g(gd['edge_fraction'])} of the {s['steps'] + 1 - k0} iterates from step {k0} (the first with "
+            f"{fmt_g(gd['edge_fraction'])} of the {s['steps'] + 1 - k0} iterates from step {k0} (the first with "
             f"lambda >= 2/eta) have |lambda - 2/eta| <= {s['edge_band']:g} 2/eta"
         )
     n = s["steps"]
     lines = [
         f"{s['model']} model: draw {s['draw']} under seed {s['seed']}, {n} GD steps, flows to t = {n}",
-        f"eta          {_g(s['eta'])}  (2/eta = {_g(s['edge'])})",
-        f"GD sharpness final lambda = {_g(gd['final_sharpness'])}, lambda eta/2 = {_g(gd['final_lambda_eta_over_2'])}",
+        f"eta          {fmt_g(s['eta'])}  (2/eta = {fmt_g(s['edge'])})",
+        f"GD sharpness final lambda = {fmt_g(gd['final_sharpness'])}, "
+        f"lambda eta/2 = {fmt_g(gd['final_lambda_eta_over_2'])}",
         f"at the edge  {edge}",
-        f"law          {s['law_name']}: |change| / {scale} ({scale} = {_g(s['law_scale'])})",
+        f"law          {s['law_name']}: |change| / {scale} ({scale} = {fmt_g(s['law_scale'])})",
     ]
     for key, label in (("gd", "GD"), ("mid", "GD midpoint"), ("gf", "GF"), ("cf", "CF")):
         run = s[key]
-        lines.append(f"  {label:<12}final {_g(run['law_change_final'])}, max {_g(run['law_change_max'])}")
-    contact = "never reaches 2/eta" if cf["contact"] is None else f"t = {_g(cf['contact'])}"
+        lines.append(f"  {label:<12}final {fmt_g(run['law_change_final'])}, max {fmt_g(run['law_change_max'])}")
+    contact = "never reaches 2/eta" if cf["contact"] is None else f"t = {fmt_g(cf['contact'])}"
     if cf["stop"]:
-        stop = f"{cf['stop']} (its samples end at t = {_g(cf['t_end'])})"
+        stop = f"{cf['stop']} (its samples end at t = {fmt_g(cf['t_end'])})"
     else:
-        stop = f"none (reached t = {_g(cf['t_end'])})"
+        stop = f"none (reached t = {fmt_g(cf['t_end'])})"
     lines += [f"CF contact   {contact}", f"CF stop      {stop}"]
     return "\n".join(lines)
 
@@ -448,31 +393,13 @@ def plot(summary: dict, path: Path) -> None:
         fontsize=9,
     )
     fig.tight_layout()
-    kind = path.suffix.lstrip(".").lower() or "png"
-    try:
-        fig.savefig(path, format=kind, dpi=120)
-    finally:
-        plt.close(fig)
-
-
-def _write(text: str) -> bool:
-    """Print ``text``; False if the reader has closed the pipe (then stdout goes to devnull, for a quiet exit)."""
-    try:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-    except BrokenPipeError:  # `| head`: the reader left; stop quietly, also at interpreter exit
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError, AttributeError):
-            pass
-        return False
-    return True
+    save_figure(fig, path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point; returns the exit status (0; 1 the run failed; 2 bad input; 130 interrupted; 141 pipe closed)."""
-    try:
+
+    def body() -> str:
         args = build_parser().parse_args(argv)
         s = setting(args)
         summary = run(s)
@@ -480,19 +407,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 plot(summary, s.plot)
             except OSError as exc:
-                raise _bad("--plot", f"cannot write {str(s.plot)!r}: {exc.strerror or exc}") from None
-    except UsageError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2
-    except RunError as exc:
-        print(f"{PROG}: error: the run failed: {exc}", file=sys.stderr)
-        return 1
-    except SystemExit as exc:  # --help
-        return int(exc.code or 0)
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
-    return 0 if _write(to_json(summary) if args.format == "json" else render_text(summary)) else 141
+                raise bad("--plot", f"cannot write {str(s.plot)!r}: {exc.strerror or exc}") from None
+        return to_json(summary) if args.format == "json" else render_text(summary)
+
+    return run_command(PROG, body)
 
 
 __all__ = [

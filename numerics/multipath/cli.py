@@ -44,16 +44,15 @@ interrupt exits with status 130.
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
 
 import numpy as np
+
+from numerics.cli_support import Parser, UsageError, bad, check_plot, fmt_g, integer_text, run_command, save_figure
+from numerics.cli_support import to_json as support_to_json
 
 from . import gd
 
@@ -86,35 +85,12 @@ FULL_RECORD_FLOATS = 4_000_000  # full mode: records x H x d^2 floats of pathway
 PLOT_MODES = 10
 
 
-class UsageError(Exception):
-    """Bad input: the one-line message, printed after ``PROG: error:``."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one line, no usage dump
-        raise UsageError(message)
-
-
-def _bad(option: str, message: str) -> UsageError:
-    return UsageError(f"argument {option}: {message}")
-
-
-def _integer(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        value = float(text)  # 1e6 for a step count; ValueError for anything else
-        if not value.is_integer():
-            raise ValueError(text) from None
-        return int(value)
-
-
 def _int_in(low: int, high: int | None):
     span = f"an integer in [{low}, {high}]" if high is not None else f"an integer >= {low}"
 
     def parse(text: str) -> int:
         try:
-            value = _integer(text)
+            value = integer_text(text)
         except (ValueError, OverflowError):
             raise argparse.ArgumentTypeError(f"must be {span}; got {text!r}") from None
         if value < low or (high is not None and value > high):
@@ -140,7 +116,7 @@ def _float(allow_zero: bool):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("mode", choices=MODES, help="svs: the mode recursion (54); full: full d x d layers")
     depth = p.add_mutually_exclusive_group()
     depth.add_argument(
@@ -263,31 +239,15 @@ def _duration(ns: float) -> str:
     return f"{ns:.3g} ns" if ns < 1e3 else f"{ns / 1e3:.3g} us" if ns < 1e6 else f"{ns / 1e9:.3g} s"
 
 
-def _check_plot(path: str) -> Path:
-    from matplotlib.backend_bases import FigureCanvasBase
-
-    import numerics.plotting  # noqa: F401  (the Agg backend, before pyplot loads)
-
-    p = Path(path)
-    kinds = FigureCanvasBase.get_supported_filetypes()
-    kind = p.suffix.lstrip(".").lower() or "png"
-    if kind not in kinds:
-        raise _bad("--plot", f"the file type must be one of {', '.join(sorted(kinds))}; got {path!r}")
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir() or p.is_dir():
-        raise _bad("--plot", f"must be a file in an existing directory; got {path!r}")
-    return p
-
-
 def setting(args: argparse.Namespace) -> Setting:
     """The parsed options checked together (lengths, the step bound); UsageError naming the option."""
     if args.depths is not None:
         if args.pathways is not None:
-            raise _bad(
+            raise bad(
                 "--pathways", f"not allowed with argument --depths (which gives one per pathway); got {args.pathways}"
             )
         if len(args.depths) > MAX_PATHWAYS:
-            raise _bad("--depths", f"at most {MAX_PATHWAYS} pathways; got {len(args.depths)} depths")
+            raise bad("--depths", f"at most {MAX_PATHWAYS} pathways; got {len(args.depths)} depths")
         depths = tuple(args.depths)
     else:
         L = DEFAULT_DEPTH if args.depth is None else args.depth
@@ -295,36 +255,36 @@ def setting(args: argparse.Namespace) -> Setting:
     H = len(depths)
     sigma = tuple(args.sigma)
     if len(sigma) > MAX_MODES:
-        raise _bad("--sigma", f"at most {MAX_MODES} values (one per mode); got {len(sigma)}")
+        raise bad("--sigma", f"at most {MAX_MODES} values (one per mode); got {len(sigma)}")
     s1 = single_path_s1(depths, sigma)
     eta = args.eta if args.eta is not None else (DEFAULT_ETA_S1 if args.eta_s1 is None else args.eta_s1) / s1
     if not (math.isfinite(eta) and eta > 0):  # GAMMA / S_1 under- or overflowing
-        raise _bad("--eta-s1", f"gives eta = {eta!r}, which must be a finite number > 0; got {args.eta_s1!r}")
+        raise bad("--eta-s1", f"gives eta = {eta!r}, which must be a finite number > 0; got {args.eta_s1!r}")
     if args.alphas is None:
         alphas = tuple(1e-6 * 0.9**h for h in range(H))
     elif len(args.alphas) in (1, H):
         alphas = tuple(args.alphas) * (H if len(args.alphas) == 1 else 1)
     else:
         got = " ".join(f"{a:g}" for a in args.alphas)
-        raise _bad("--alphas", f"needs 1 value or one per pathway (H = {H}); got {len(args.alphas)}: {got}")
+        raise bad("--alphas", f"needs 1 value or one per pathway (H = {H}); got {len(args.alphas)}: {got}")
     bound = step_bound(args.mode, depths, len(sigma))
     if bound < 1:
         size = f"{sum(depths)} layers of {len(sigma)} x {len(sigma)}"
-        raise _bad(
+        raise bad(
             "--depths" if args.depths is not None else "--depth",
             f"one full-mode step with {size} takes about {_duration(step_cost_ns(args.mode, depths, len(sigma)))}, "
             f"over the {BUDGET_S:.0f} s budget; use fewer or shallower pathways or fewer modes",
         )
     if args.steps > bound:
         cost = step_cost_ns(args.mode, depths, len(sigma))
-        raise _bad(
+        raise bad(
             "--steps",
             f"must be an integer in [1, {bound}] for the {args.mode} mode with H = {H}, d = {len(sigma)} "
             f"(about {_duration(cost)} a step, {BUDGET_S:.0f} s at most, at most {MAX_STEPS} steps); got {args.steps}",
         )
     if args.seed is not None and args.mode != "full":
-        raise _bad("--seed", f"only the full mode draws a frame (the mode recursion has none); got {args.seed}")
-    plot = _check_plot(args.plot) if args.plot is not None else None
+        raise bad("--seed", f"only the full mode draws a frame (the mode recursion has none); got {args.seed}")
+    plot = check_plot(args.plot) if args.plot is not None else None
     return Setting(args.mode, depths, sigma, float(eta), s1, alphas, args.steps, args.tol, args.seed, plot)
 
 
@@ -464,33 +424,16 @@ def run(s: Setting) -> Outcome:
 
 
 # ---------------------------------------------------------------- output
-def _json_ready(x: Any) -> Any:
-    """Non-finite floats -> None (JSON has no NaN), numpy scalars -> Python numbers, recursively."""
-    if isinstance(x, dict):
-        return {k: _json_ready(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_json_ready(v) for v in x]
-    if isinstance(x, (bool, np.bool_)):
-        return bool(x)
-    if isinstance(x, (int, np.integer)):
-        return int(x)
-    if isinstance(x, (float, np.floating)):
-        return float(x) if math.isfinite(x) else None
-    return x
-
-
-def to_json(summary: dict) -> str:
-    """The summary as one JSON document."""
-    return json.dumps(_json_ready(summary), indent=1, allow_nan=False)
-
-
-def _g(x: Any) -> str:
-    return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.10g}"
 
 
 def outcome_word(summary: dict) -> str:
     """converged, diverged or not converged."""
     return "diverged" if summary["diverged"] else "converged" if summary["converged"] else "not converged"
+
+
+def to_json(summary: dict) -> str:
+    """The summary as one JSON document."""
+    return support_to_json(summary, indent=1)
 
 
 def render_text(summary: dict) -> str:
@@ -500,20 +443,20 @@ def render_text(summary: dict) -> str:
     head = "mode recursion (54)" if s["mode"] == "svs" else "full layers"
     lines = [
         f"{head}: H = {H} pathways of depths {' '.join(map(str, s['depths']))}, d = {s['modes']} modes",
-        f"eta          {_g(s['eta'])}  (eta S_1 = {_g(s['eta_S1'])}, S_1 = {_g(s['S1'])})",
-        f"alphas       {' '.join(_g(a) for a in s['alphas'])}",
+        f"eta          {fmt_g(s['eta'])}  (eta S_1 = {fmt_g(s['eta_S1'])}, S_1 = {fmt_g(s['S1'])})",
+        f"alphas       {' '.join(fmt_g(a) for a in s['alphas'])}",
         f"steps        {s['steps_done']} of {s['steps']}"
         + (" (stopped early: converged)" if s["converged"] and s["steps_done"] < s["steps"] else ""),
-        f"outcome      {outcome_word(s)} (tol {_g(s['tol'])}); " + ("flipped" if s["flipped"] else "no sign flip"),
-        f"sharpness    lambda = {_g(s['sharpness'])}, lambda eta/2 = {_g(s['lambda_eta_over_2'])}",
-        f"loss         {_g(s['loss'])}",
+        f"outcome      {outcome_word(s)} (tol {fmt_g(s['tol'])}); " + ("flipped" if s["flipped"] else "no sign flip"),
+        f"sharpness    lambda = {fmt_g(s['sharpness'])}, lambda eta/2 = {fmt_g(s['lambda_eta_over_2'])}",
+        f"loss         {fmt_g(s['loss'])}",
     ]
     if s["mode"] == "full":
         lines += [
             f"frame        {'identity' if s['seed'] is None else 'Haar, seed ' + str(s['seed'])}",
-            f"balance gap  final {_g(s['balance_gap'])}, max {_g(s['max_balance_gap'])} (at records every "
+            f"balance gap  final {fmt_g(s['balance_gap'])}, max {fmt_g(s['max_balance_gap'])} (at records every "
             f"{s['record_every']} steps)",
-            f"Hessian top  {_g(s['hessian_top'])}"
+            f"Hessian top  {fmt_g(s['hessian_top'])}"
             + (
                 "  (central differences of the exact gradient)"
                 if s["hessian_top"] is not None
@@ -524,10 +467,10 @@ def render_text(summary: dict) -> str:
     rows = [
         [
             str(i + 1),
-            _g(s["sigma_star"][i]),
-            _g(s["mode_lambda_eta_over_2"][i]),
-            _g(s["first_flip"][i]),
-            *(_g(s["shares"][h][i]) for h in range(H)),
+            fmt_g(s["sigma_star"][i]),
+            fmt_g(s["mode_lambda_eta_over_2"][i]),
+            fmt_g(s["first_flip"][i]),
+            *(fmt_g(s["shares"][h][i]) for h in range(H)),
         ]
         for i in range(s["modes"])
     ]
@@ -562,31 +505,13 @@ def plot(outcome: Outcome, s: Setting, path: Path) -> None:
         fontsize=9,
     )
     fig.tight_layout()
-    kind = path.suffix.lstrip(".").lower() or "png"
-    try:
-        fig.savefig(path, format=kind, dpi=120)
-    finally:
-        plt.close(fig)
-
-
-def _write(text: str) -> bool:
-    """Print ``text``; False if the reader has closed the pipe (then stdout goes to devnull, for a quiet exit)."""
-    try:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-    except BrokenPipeError:  # `| head`: the reader left; stop quietly, also at interpreter exit
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError, AttributeError):
-            pass
-        return False
-    return True
+    save_figure(fig, path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point; returns the exit status (0; 2 bad input; 130 interrupted; 141 stdout closed early)."""
-    try:
+
+    def body() -> str:
         args = build_parser().parse_args(argv)
         s = setting(args)
         outcome = run(s)
@@ -594,16 +519,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 plot(outcome, s, s.plot)
             except OSError as exc:
-                raise _bad("--plot", f"cannot write {str(s.plot)!r}: {exc.strerror or exc}") from None
-    except UsageError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2
-    except SystemExit as exc:  # --help
-        return int(exc.code or 0)
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
-    return 0 if _write(to_json(outcome.summary) if args.format == "json" else render_text(outcome.summary)) else 141
+                raise bad("--plot", f"cannot write {str(s.plot)!r}: {exc.strerror or exc}") from None
+        return to_json(outcome.summary) if args.format == "json" else render_text(outcome.summary)
+
+    return run_command(PROG, body)
 
 
 __all__ = [
