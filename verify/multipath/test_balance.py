@@ -95,7 +95,9 @@ def test_conservation_law_paper():
     "MP-5.2.gd",
     reading="'balancing dynamics' read as the depth-balance gaps C_l = W_{l+1}^T W_{l+1} - W_l W_l^T: constant along "
     "GF, and changed by GD only at second order in eta (exactly eta^2 (G_{l+1}^T G_{l+1} - G_l G_l^T) per step), "
-    "so a balanced start stays balanced up to O(eta^2) per step, and exactly on the depth-balanced SVS set",
+    "so a balanced start stays balanced up to O(eta^2) per step, and exactly on the depth-balanced SVS set; read "
+    "below the edge of stability (the section contrasts GF with small-step GD): at the edge a rounding-sized "
+    "depth imbalance grows to O(1) in full matrices (MP-sim.manifold.eos), where the statement does not hold",
 )
 def test_gd_balance_second_order(audit):
     change = db.gd_change(*SIZES)
