@@ -33,10 +33,16 @@ A Monte Carlo check states its strength with ``audit.power(power, alternative=..
 method=...)``: the smallest departure from the paper's value it must detect and its
 power against it at its sample size and level. A passing check whose power is below
 :data:`POWER_REQUIRED` gives the verdict ``inconclusive``, not ``confirmed``.
+
+A tolerance is recorded with its reason, ``audit.tolerance(1e-12, "64 x float64 eps: ...")``:
+the sentence joins the evidence and report.json lists the value and reason under the claim's
+``tolerance``. Each ``audit.ours`` value also reaches report.json as a number (or a list, or
+an object) beside its text (:func:`json_value`).
 """
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -166,6 +172,94 @@ def format_value(value, digits: int = 50) -> str:
     return str(value)
 
 
+def json_value(value):
+    """A recorded value as JSON data: numbers as numbers, sequences as lists, mappings as objects.
+
+    Exact and high-precision numbers become floats (their full digits stay in the text of
+    :func:`format_value`); intervals become ``[lower, upper]``; a string that is one decimal
+    number (``f"{x:.2e}"``) becomes that number; non-finite floats, complex numbers and
+    symbolic expressions become strings.
+
+    >>> json_value(sympy.Rational(1, 4)), json_value(np.int64(3)), json_value(True), json_value("1.5e-03")
+    (0.25, 3, True, 0.0015)
+    >>> json_value({(1, 2): [0.5, float("nan")], "s": sympy.Symbol("x") + 1, "m": sympy.eye(2)})
+    {'(1, 2)': [0.5, 'nan'], 's': 'x + 1', 'm': [[1, 0], [0, 1]]}
+    """
+    if value is None or isinstance(value, (bool, np.bool_)):
+        return None if value is None else bool(value)
+    if isinstance(value, (int, np.integer, sympy.Integer)):
+        return int(value)
+    if isinstance(value, Fraction):
+        return float(value)
+    if isinstance(value, mpmath.ctx_iv.ivmpf):
+        return [_finite(float(value.a)), _finite(float(value.b))]
+    if isinstance(value, (float, np.floating, mpmath.mpf)):
+        return _finite(float(value))
+    if isinstance(value, (np.ndarray, sympy.MatrixBase)):
+        return [json_value(v) for v in value.tolist()]
+    if isinstance(value, sympy.Basic):
+        if value.is_number and value.is_real:
+            return _finite(float(value))
+        return sympy.sstr(value)
+    if isinstance(value, str):
+        if _DECIMAL.match(value.strip()):
+            return int(value) if _INTEGER.match(value.strip()) else _finite(float(value))
+        return value
+    if isinstance(value, (list, tuple)):
+        return [json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {_key(k): json_value(v) for k, v in value.items()}
+    return str(value)
+
+
+_DECIMAL = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+_INTEGER = re.compile(r"^[-+]?\d+$")
+
+
+def _key(k) -> str:
+    if isinstance(k, tuple):
+        return "(" + ", ".join(format_value(x, 17) for x in k) + ")"
+    return format_value(k, 17)
+
+
+def _finite(x: float):
+    return x if np.isfinite(x) else repr(x)
+
+
+class Recorded(str):
+    """The report text of one ``audit.ours`` value (``"label = text"``), carrying it as data.
+
+    ``label``, ``text`` (our digits) and ``value`` (:func:`json_value`) travel with the
+    string through the plugin to report.json's per-claim ``values``.
+    """
+
+    label: str | None
+    text: str
+    value: object
+
+    def __new__(cls, text: str, *, label: str | None = None, value=None):
+        self = super().__new__(cls, f"{label} = {text}" if label else text)
+        self.label, self.text, self.value = label, text, value
+        return self
+
+    def __getnewargs_ex__(self):  # copy, deepcopy and pickle keep the data
+        return (self.text,), {"label": self.label, "value": self.value}
+
+
+class ToleranceNote(str):
+    """The evidence sentence of an ``audit.tolerance``, carrying ``tolerance``: {value, reason, label}."""
+
+    tolerance: dict
+
+    def __new__(cls, text: str, *, tolerance: dict | None = None):
+        self = super().__new__(cls, text)
+        self.tolerance = tolerance or {}
+        return self
+
+    def __getnewargs_ex__(self):
+        return (str(self),), {"tolerance": self.tolerance}
+
+
 class Audit:
     """Collects what one check found: our value(s) and the evidence sentence."""
 
@@ -179,12 +273,33 @@ class Audit:
 
     def ours(self, value, digits: int = 50, label: str | None = None) -> None:
         """Record our value (numbers to ``digits`` significant digits)."""
-        text = format_value(value, digits)
-        self.values.append(f"{label} = {text}" if label else text)
+        self.values.append(Recorded(format_value(value, digits), label=label, value=json_value(value)))
 
     def evidence(self, text: str) -> None:
         """Record how our value was obtained and the tolerance used (one or two sentences)."""
         self.notes.append(text.strip())
+
+    def tolerance(self, value, reason: str, label: str | None = None) -> None:
+        """Record a tolerance the check uses and why it is that size (a sentence of the evidence).
+
+        >>> a = Audit("T-1")
+        >>> a.tolerance(1e-12, "about 4500 x float64 eps over 20 steps")
+        >>> a.notes
+        ['tolerance 1e-12: about 4500 x float64 eps over 20 steps.']
+        >>> a.notes[0].tolerance
+        {'value': 1e-12, 'reason': 'about 4500 x float64 eps over 20 steps', 'label': None}
+        """
+        reason = (reason or "").strip().rstrip(".")
+        if not reason:
+            raise ValueError("tolerance needs its reason (why the tolerance is that size)")
+        data = json_value(value)
+        if isinstance(data, bool) or not isinstance(data, (int, float, list)):
+            raise ValueError(f"tolerance must be a number or a list of numbers; got {value!r}")
+        text = format_value(value, 17)
+        name = f"tolerance ({label})" if label else "tolerance"
+        self.notes.append(
+            ToleranceNote(f"{name} {text}: {reason}.", tolerance={"value": data, "reason": reason, "label": label})
+        )
 
     def power(self, power: float, *, alternative: str, method: str, label: str | None = None) -> None:
         """Record the strength of a Monte Carlo check.
