@@ -269,7 +269,9 @@ def test_audit_reads_cells_that_the_cli_stored(pytester, tmp_path):
     ]
     result = pytester.runpytest_subprocess(*args)
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["simulation cells: 3 reused from the store, 0 computed, 0 failed (local (not needed*"])
+    result.stdout.fnmatch_lines(
+        ["simulation cells: 3 reused from the store, 0 computed, 0 failed", "  computed on: local (not needed*"]
+    )
     report = json.loads((pytester.path / "rep" / "report.json").read_text())
     assert report["sweeps"]["experiments"][0]["reused"] == 3
     assert report["profile"] == "quick (sizes changed: halving_inits=1)"

@@ -2,19 +2,38 @@
 
 Loaded from the repository's root ``conftest.py``. It is inert for runs that collect
 no claim-marked check (``pytest tests``), so the report is written only by the audit.
+
+Choosing what runs: ``--claim ID`` (repeatable) and ``--paper NAME`` keep only the checks
+of those claims (and the instrument calibrations) at collection; every check also carries
+its claim id as keywords: ``-k MP-6.map`` selects it by a case-insensitive substring match
+(so also ``MP-6.map.x`` were there one; ``-k MP-6`` selects every ``MP-6*`` claim), and
+``-k "claim[MP-6.map]"`` that claim only. A partial run (any selection, a path,
+``-x`` stopping early) merges into the stored report (:mod:`verify.merge`): the claims it
+ran are updated, every other claim is kept with the time of its last run. A partial run
+refuses a report directory holding another profile's report (pass another
+``--report-dir``); a full run replaces it. ``--collect-only`` writes no report. pytest-xdist
+(``-n``) is refused for the audit: run it in one process (simulations spread over cores
+through ``--scheduler``/``--workers``).
 """
 
 from __future__ import annotations
 
+import difflib
+import json
 import os
+import tempfile
 from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
 
 from .audit import Audit
-from .registry import load_registry
-from .report import VERDICTS, CheckResult, build_report, write_report
+from .merge import merge_reports
+from .registry import PAPERS, load_registry
+from .report import VERDICTS, CheckResult, build_report, migrate, write_report
+
+PROFILES = ("quick", "full")
+WIDTH = 80  # the terminal summary fits 80 columns
 
 _STATE_KEY = pytest.StashKey[dict]()
 
@@ -23,6 +42,29 @@ def pytest_addoption(parser):
     group = parser.getgroup("audit", "paper audit")
     group.addoption(
         "--report-dir", default="verify-report", help="where report.md and report.json go (default: verify-report)"
+    )
+    group.addoption(
+        "--claim",
+        action="append",
+        default=[],
+        metavar="ID",
+        dest="audit_claims",
+        help="run only the checks of this claim (repeatable; e.g. --claim MP-6.map); the report keeps the others",
+    )
+    group.addoption(
+        "--paper",
+        action="append",
+        default=[],
+        metavar="NAME",
+        dest="audit_papers",
+        help="run only the checks of this paper's claims (repeatable): " + ", ".join(PAPERS),
+    )
+    group.addoption(
+        "--profile",
+        default=None,
+        metavar="NAME",
+        dest="audit_profile",
+        help="audit profile: quick (default) or full (also --full, AUDIT_PROFILE); the option wins over the variable",
     )
     group.addoption(
         "--full",
@@ -61,11 +103,22 @@ def pytest_addoption(parser):
 
 
 def audit_profile(config) -> str:
-    """``full`` when ``--full`` or ``AUDIT_PROFILE=full``, else ``quick``."""
+    """``--profile``, else ``full`` for ``--full``, else ``AUDIT_PROFILE``, else ``quick``.
+
+    A bad value, or ``--profile quick`` with ``--full``, is a usage error naming the parameter.
+    """
     env = os.environ.get("AUDIT_PROFILE", "quick").strip().lower()
-    if env not in ("quick", "full"):
-        raise pytest.UsageError(f"AUDIT_PROFILE must be 'quick' or 'full', got {env!r}")
-    return "full" if config.getoption("--full") or env == "full" else "quick"
+    if env not in PROFILES:
+        raise pytest.UsageError(f"AUDIT_PROFILE must be one of {', '.join(PROFILES)}; got {env!r}")
+    option = config.getoption("audit_profile")
+    if option is not None:
+        option = option.strip().lower()
+        if option not in PROFILES:
+            raise pytest.UsageError(f"--profile must be one of {', '.join(PROFILES)}; got {option!r}")
+        if option == "quick" and config.getoption("--full"):
+            raise pytest.UsageError("--profile quick contradicts --full: give one of them")
+        return option
+    return "full" if config.getoption("--full") else env
 
 
 def report_dir(config) -> Path:
@@ -108,8 +161,68 @@ def pytest_configure(config):
         "sweeps": None,
         "instruments": {},
         "prefetched": False,
+        "universe": {},  # node id -> claim id of every claim check collected, selected or not
+        "session": None,
     }
+    audit_profile(config)
+    _check_selection_options(config)
+    _refuse_xdist(config)
     _check_sweep_options(config)
+
+
+def _check_selection_options(config) -> None:
+    """Unknown --claim ids or --paper names: a one-line usage error naming the allowed values."""
+    bad_papers = [p for p in config.getoption("audit_papers") if p not in PAPERS]
+    if bad_papers:
+        raise pytest.UsageError(f"--paper must be one of {', '.join(PAPERS)}; got {', '.join(map(repr, bad_papers))}")
+    claims = config.getoption("audit_claims")
+    if not claims:
+        return
+    registry = load_registry()
+    for cid in claims:
+        if cid not in registry:
+            near = difflib.get_close_matches(cid, list(registry), n=3, cutoff=0.6)
+            prefixes = sorted({k.split("-")[0] + "-*" for k in registry})
+            raise pytest.UsageError(
+                f"--claim {cid!r} is not a registered claim id; allowed: the {len(registry)} ids of "
+                f"verify/claims ({', '.join(prefixes)})" + (f"; closest: {', '.join(near)}" if near else "")
+            )
+
+
+def _covers_audit(config) -> bool:
+    """Whether the run's paths include the audit (``verify/``, a part of it, or a folder above it)."""
+    here = Path(__file__).resolve().parent
+    for arg in config.args:
+        path = Path(config.invocation_params.dir, str(arg).split("::")[0]).resolve()
+        if path == here or here in path.parents or path in here.parents:
+            return True
+    return False
+
+
+def pytest_sessionfinish(session):
+    """On a pytest-xdist worker: tell the controller that claim checks ran here (see pytest_testnodedown)."""
+    state = session.config.stash.get(_STATE_KEY, None)
+    if hasattr(session.config, "workeroutput") and state is not None and state["claims_seen"]:
+        session.config.workeroutput["audit_checks"] = True
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """On the pytest-xdist controller: a worker ran claim checks, which no report of this run holds."""
+    if getattr(node, "workeroutput", {}).get("audit_checks"):
+        node.config.stash[_STATE_KEY]["xdist_checks"] = True
+
+
+def _refuse_xdist(config) -> None:
+    """The audit runs in one pytest process: ``-n`` (pytest-xdist) would split its report over workers."""
+    if hasattr(config, "workerinput"):
+        return  # a worker: refused on the controller (or, for a run outside verify/, at collection)
+    n = config.getoption("numprocesses", default=None)
+    if n not in (None, 0, "0") and _covers_audit(config):
+        raise pytest.UsageError(
+            f"-n {n}: the audit does not run under pytest-xdist (one report per run); drop -n "
+            "(simulations use every core through --scheduler/--workers)"
+        )
 
 
 def _check_sweep_options(config) -> None:
@@ -136,18 +249,183 @@ def _claim_mark(item):
     return item.get_closest_marker("claim")
 
 
+@pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(session, config, items):
+    """Unregistered claims are a usage error; claim ids become keywords; --claim/--paper select.
+
+    A wrapper: this runs before ``-k``/``-m`` deselect, and notes when every implementation
+    went through (pytest calls ``pytest_collection_finish`` after a collection error too).
+    """
+    _select(config, items)
+    result = yield
+    config.stash[_STATE_KEY]["collected"] = True
+    return result
+
+
+def _select(config, items) -> None:
+    """Check the claim marks, add each claim id as keywords, keep only what --claim/--paper select."""
     registry = load_registry()
+    state = config.stash[_STATE_KEY]
     unknown = []
     for item in items:
         mark = _claim_mark(item)
         if mark is None:
             continue
-        config.stash[_STATE_KEY]["claims_seen"] = True
+        state["claims_seen"] = True
         if not mark.args or mark.args[0] not in registry:
             unknown.append(f"{item.nodeid} names {mark.args[0] if mark.args else '(nothing)'}")
+            continue
+        state["universe"][item.nodeid] = mark.args[0]
+        # -k MP-6.map (a substring: also MP-6.map.x) and -k "claim[MP-6.map]" (that id only)
+        item.extra_keyword_matches.update({mark.args[0], f"claim[{mark.args[0]}]"})
     if unknown:
         raise pytest.UsageError("checks name unregistered claims:\n  " + "\n  ".join(unknown))
+    if any("::" in str(arg) for arg in config.args):
+        _note_unselected_checks(items, state["universe"], registry)
+    wanted = _selected_claims(config, registry)
+    if wanted is None:
+        return
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
+    for item in items:
+        mark = _claim_mark(item)
+        chosen = item.get_closest_marker("instrument") is not None or (mark is not None and mark.args[0] in wanted)
+        (keep if chosen else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+def _note_unselected_checks(items, universe: dict[str, str], registry) -> None:
+    """Add to ``universe`` the claim checks of the modules a node id on the command line narrowed.
+
+    pytest collects only the named node; collecting its module again finds the claim's other
+    checks, so that half a claim is not reported as if it were all of it.
+    """
+    modules = {id(m): m for m in (item.getparent(pytest.Module) for item in items) if m is not None}
+    stack: list = list(modules.values())
+    while stack:
+        for child in stack.pop().collect():
+            if isinstance(child, pytest.Item):
+                mark = _claim_mark(child)
+                if mark is not None and mark.args and mark.args[0] in registry:
+                    universe.setdefault(child.nodeid, mark.args[0])
+            elif isinstance(child, pytest.Collector):
+                stack.append(child)
+
+
+def _selected_claims(config, registry) -> set[str] | None:
+    """The claim ids --claim and --paper select (None: no such selection)."""
+    claims, papers = config.getoption("audit_claims"), config.getoption("audit_papers")
+    if not claims and not papers:
+        return None
+    return set(claims) | {cid for cid, c in registry.items() if c.paper in papers}
+
+
+def pytest_collection_finish(session):
+    """Before any check runs: the report directory must be writable and, for a partial run, of this profile."""
+    config = session.config
+    state = config.stash[_STATE_KEY]
+    state["session"] = session
+    if not state["claims_seen"] or not state.get("collected") or config.option.collectonly:
+        return
+    if hasattr(config, "workerinput"):
+        return  # a pytest-xdist worker writes no report
+    directory = report_dir(config)
+    problem = _unwritable(directory)
+    if problem:
+        raise pytest.UsageError(
+            f"--report-dir {directory}: cannot write the report there ({problem}); give a writable folder"
+        )
+    stored = _stored_report(directory)
+    selected = {i.nodeid for i in session.items}
+    planned, _ = _ran_claims(config, {n: c for n, c in state["universe"].items() if n in selected}, set())
+    partial = planned != set(load_registry())
+    profile = _profile_label(config)
+    if partial and stored is not None and stored.get("profile") != profile:
+        raise pytest.UsageError(
+            f"--report-dir {directory} holds a report of profile {stored.get('profile')!r}; this partial run is "
+            f"{profile!r} and would mix them: pass another --report-dir or run the whole audit"
+        )
+
+
+def _unwritable(directory: Path) -> str:
+    """Why report.json cannot be written under ``directory`` ('' when it can: the folder is then created)."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+        for name in ("report.json", "report.md"):
+            if (directory / name).exists() and not os.access(directory / name, os.W_OK):
+                return f"{directory / name} is not writable"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return ""
+
+
+def _stored_report(directory: Path) -> dict | None:
+    """The report.json stored in ``directory``, lifted to this schema version (None: absent or no report)."""
+    try:
+        return migrate(json.loads((directory / "report.json").read_text()))
+    except (OSError, ValueError):
+        return None
+
+
+def _ran_claims(
+    config, universe: dict[str, str], failed: set[str], skipped: frozenset[str] = frozenset()
+) -> tuple[set[str], bool]:
+    """The claims this run ran in full, and whether the run was narrowed.
+
+    ``universe``: node id -> claim id of the checks that ran (or, before the run, will run);
+    a claim ran when every check of it that this session collected is there, or when one
+    of its checks failed (``failed``: a failure decides the verdict). Claims without
+    checks (unverifiable) ran when --claim or --paper selects them, or when nothing
+    narrowed the run. In a narrowed run a claim whose checks all skipped (``skipped``) did
+    not run: the stored report keeps its verdict rather than ``not-run``.
+    """
+    registry = load_registry()
+    state = config.stash[_STATE_KEY]
+    every: dict[str, set[str]] = {}
+    for node, cid in state["universe"].items():
+        every.setdefault(cid, set()).add(node)
+    done: dict[str, set[str]] = {}
+    for node, cid in universe.items():
+        done.setdefault(cid, set()).add(node)
+    ran = {cid for cid, nodes in every.items() if nodes <= done.get(cid, set())} | failed
+    checkable = {cid for cid, c in registry.items() if not c.unverifiable}
+    narrowed = _selected_claims(config, registry) is not None or ran != set(every) or not checkable <= set(every)
+    if not narrowed:
+        return set(registry), False
+    wanted = _selected_claims(config, registry) or set()
+    return (ran - skipped) | {cid for cid in wanted if cid not in every}, True
+
+
+def _selection_words(config, narrowed: bool, exitstatus: int = 0) -> list[str]:
+    """How this run chose its claims, as command-line words (for the report's ``run``)."""
+    words = [f"--claim {c}" for c in config.getoption("audit_claims")]
+    words += [f"--paper {p}" for p in config.getoption("audit_papers")]
+    if config.option.keyword:
+        words.append(f"-k {config.option.keyword}")
+    if config.option.markexpr:
+        words.append(f"-m {config.option.markexpr}")
+    words += [f"--deselect {d}" for d in config.getoption("deselect", default=None) or []]
+    for flag, dest in (("--lf", "lf"), ("--sw", "stepwise")):
+        if config.getoption(dest, default=False):
+            words.append(flag)
+    here = Path(__file__).resolve().parent
+    for arg in config.args:
+        path = Path(config.invocation_params.dir, str(arg).split("::")[0]).resolve()
+        whole = path == here or path in here.parents or path == Path(config.rootpath).resolve()
+        if "::" in str(arg) or not whole:
+            words.append(str(arg))
+    session = config.stash[_STATE_KEY]["session"]
+    if session is not None and (session.shouldfail or session.shouldstop):
+        words.append(f"stopped early ({session.shouldfail or session.shouldstop})")
+    if exitstatus == pytest.ExitCode.INTERRUPTED:
+        words.append("interrupted")
+    if narrowed and not words:
+        words.append("not every check ran")
+    return words
 
 
 @pytest.fixture
@@ -300,54 +578,148 @@ def _message(call) -> str:
     return call.excinfo.exconly().splitlines()[0][:300] if call.excinfo is not None else ""
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    state = config.stash[_STATE_KEY]
-    if not state["claims_seen"]:
-        return
-    root = Path(config.rootpath)
+def _profile_label(config) -> str:
+    """The profile as the report records it, with size changes and perturbation spelled out."""
     profile = audit_profile(config)
     overrides = size_overrides(config)
     if overrides:
         profile += " (sizes changed: " + ", ".join(f"{k}={v}" for k, v in overrides.items()) + ")"
     if config.getoption("--perturb"):
         profile += f" (simulation starts perturbed by {config.getoption('--perturb'):g} relative)"
+    return profile
+
+
+def _fit(text: str, width: int = WIDTH) -> str:
+    """``text`` on one line of at most ``width`` columns ('...' where cut)."""
+    indent = text[: len(text) - len(text.lstrip(" "))]
+    text = indent + " ".join(text.split())
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+_SHORT = {
+    "confirmed": "confirmed",
+    "confirmed-reading": "reading",
+    "inconclusive": "inconcl.",
+    "discrepancy": "discrep.",
+    "unverifiable": "unverif.",
+    "check-failed": "FAILED",
+    "not-run": "not-run",
+}
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    state = config.stash[_STATE_KEY]
+    if state.get("xdist_checks"):
+        terminalreporter.section("paper audit")
+        terminalreporter.write_line("no report written: claim checks ran under pytest-xdist (-n); run without -n")
+        return
+    if not state["claims_seen"] or exitstatus == pytest.ExitCode.USAGE_ERROR:
+        return
+    tr = terminalreporter
+    if config.option.collectonly:
+        tr.section("paper audit")
+        tr.write_line("--collect-only: no report written")
+        return
+    directory = report_dir(config)
+    profile = _profile_label(config)
+    results = state["results"]
+    failed = {r.claim_id for r in results.values() if r.outcome in ("failed", "xpassed")}
+    ran_any = {r.claim_id for r in results.values() if r.outcome != "skipped"}
+    skipped = frozenset(r.claim_id for r in results.values() if r.claim_id not in ran_any)
+    ran, narrowed = _ran_claims(config, {n: r.claim_id for n, r in results.items()}, failed, skipped)
+    selection = _selection_words(config, narrowed, exitstatus)
     sweeps = state["sweeps"].describe() if state["sweeps"] is not None else None
-    report = build_report(
+    new = build_report(
         load_registry(),
-        list(state["results"].values()),
+        [r for r in results.values() if r.claim_id in ran],
         profile,
-        root,
+        Path(config.rootpath),
         sweeps=sweeps,
         instruments=list(state["instruments"].values()),
     )
-    json_path, md_path = write_report(report, report_dir(config))
-    tr = terminalreporter
+    stored = _stored_report(directory)
+    partial = ran != {c["id"] for c in new["claims"]}
     tr.section("paper audit")
+    if stored is not None and stored.get("profile") != profile:
+        if partial:
+            tr.write_line(
+                _fit(f"report NOT written: {directory} holds profile {stored.get('profile')!r}, not {profile!r}")
+            )
+            tr.write_line(_fit("(a partial run does not mix profiles: pass another --report-dir)"))
+            return
+        stored = None  # a full run of another profile replaces the stored report
+    report = merge_reports(stored, new, ran, selection)
+    json_path, md_path = write_report(report, directory)
+    _write_summary(tr, report, ran, stored is not None)
+    tr.write_line("")
+    tr.write_line(f"report: {_shown(md_path, config)}  {_shown(json_path, config)}")
+
+
+def _shown(path: Path, config) -> str:
+    """``path`` relative to where pytest was started, when it lies below it."""
+    try:
+        return str(path.resolve().relative_to(Path(config.invocation_params.dir).resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _write_summary(tr, report: dict, ran: set[str], merged: bool) -> None:
+    """The verdict table, the flagged claims (failed checks with their error), instruments, sweeps."""
+    run = report["run"]
+    if run["partial"]:
+        kept = len(report["claims"]) - len(ran)
+        tr.write_line(_fit("partial run: " + "; ".join(run["selection"] or [])))
+        tr.write_line(
+            _fit(
+                f"{len(ran)} claim{'s' if len(ran) != 1 else ''} run now, {kept} "
+                + ("kept from earlier runs (see last_run)" if merged else "not run (no earlier report)")
+            )
+        )
+        tr.write_line("")
     width = max(len(p) for p in report["summary"])
-    tr.write_line(f"{'paper':<{width}}  " + "  ".join(f"{v:>17}" for v in VERDICTS))
+    tr.write_line(f"{'paper':<{width}} " + " ".join(f"{_SHORT[v]:>{len(_SHORT[v])}}" for v in VERDICTS))
     for paper, counts in report["summary"].items():
         if counts:
-            tr.write_line(f"{paper:<{width}}  " + "  ".join(f"{counts.get(v, 0):>17}" for v in VERDICTS))
-    flagged = [c for c in report["claims"] if c["verdict"] in ("discrepancy", "check-failed", "inconclusive")]
+            tr.write_line(f"{paper:<{width}} " + " ".join(f"{counts.get(v, 0):>{len(_SHORT[v])}}" for v in VERDICTS))
+    tr.write_line("(reading: confirmed-reading; FAILED: check-failed)")
+    flagged = [
+        c
+        for c in report["claims"]
+        if c["verdict"] in ("discrepancy", "check-failed", "inconclusive") and (c["id"] in ran or not run["partial"])
+    ]
     if flagged:
         tr.write_line("")
-        tr.write_line("discrepancies, failed checks and inconclusive claims:")
+        tr.write_line("discrepancies, failed checks and inconclusive claims" + (" run now:" if run["partial"] else ":"))
         for c in flagged:
-            tr.write_line(f"  {c['id']} [{c['verdict']}] paper: {c['paper_value']} | ours: {c['ours'][:120]}")
+            tr.write_line(_fit(f"  {c['id']} [{c['verdict']}] paper: {c['paper_value']} | ours: {c['ours']}"))
+            if c["verdict"] == "check-failed":
+                error = c["evidence"].partition("CHECK FAILED: ")[2] or c["evidence"]
+                tr.write_line(_fit(f"    error: {error.splitlines()[0] if error else '(no message)'}"))
+    if run["partial"]:
+        others = sum(
+            1
+            for c in report["claims"]
+            if c["id"] not in ran and c["verdict"] in ("discrepancy", "check-failed", "inconclusive")
+        )
+        if others:
+            tr.write_line(_fit(f"({others} more flagged claims kept from earlier runs: see the report)"))
     if report["instruments"]:
         bad = [i for i in report["instruments"] if i["outcome"] != "passed"]
         tr.write_line("")
         tr.write_line(
             f"instruments calibrated: {len(report['instruments']) - len(bad)} of {len(report['instruments'])}"
-            + "".join(f"\n  MISCALIBRATED {i['name']}: {i['message']}" for i in bad)
         )
+        for i in bad:
+            tr.write_line(_fit(f"  MISCALIBRATED {i['name']}: {i['message']}"))
+    sweeps = report.get("sweeps")
     if sweeps and sweeps["experiments"]:
         exps = sweeps["experiments"]
         tr.write_line("")
         tr.write_line(
-            f"simulation cells: {sum(e['reused'] for e in exps)} reused from the store, "
-            f"{sum(e['computed'] for e in exps)} computed, {sum(e['failed'] for e in exps)} failed "
-            f"({sweeps['scheduler']}; store {sweeps['store']})"
+            _fit(
+                f"simulation cells: {sum(e['reused'] for e in exps)} reused from the store, "
+                f"{sum(e['computed'] for e in exps)} computed, {sum(e['failed'] for e in exps)} failed"
+            )
         )
-    tr.write_line("")
-    tr.write_line(f"report: {md_path}  {json_path}")
+        tr.write_line(_fit(f"  computed on: {sweeps['scheduler']}"))
+        tr.write_line(_fit(f"  store: {sweeps['store']}"))
