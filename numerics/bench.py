@@ -13,6 +13,10 @@ stopping at recovery. Measured:
   64`` on one thread and on all threads: ``inputs_per_s`` counts the inputs the streams
   drew (``b`` times the updates they ran, idle lanes excluded) over the kernel's wall time,
   ``inputs_per_s_per_thread`` divides by the threads;
+* ``sgd_target_extended`` (:func:`numerics.rare_gates.dd_kernel._dd_streams`, the
+  double-double kernel of ``simulate_extended``): the same workload and inputs at
+  ``b = 16`` on one thread (``DD_STREAMS`` streams), with ``ratio_to_float64``, its rate
+  over the ``sgd_target`` one-thread ``b = 16`` row of the same run;
 * ``gd`` (:func:`~numerics.rare_gates.sim_kernels._gd_streams`): population GD steps per
   second over the same horizon, not stopping, on one and on all threads;
 * ``c_reference``: ``numerics/bench_ref.c``, one stream at a time on one thread, built on
@@ -58,6 +62,8 @@ WORKLOAD: dict[str, Any] = {
 BATCHES = (1, 16, 64)
 STREAMS = {1: 2048, 16: 256, 64: 128}  # about 4e7-1.6e8 inputs each: a few tenths of a second
 GD_ROWS = 64
+DD_BATCH = 16
+DD_STREAMS = 32  # about 1e7 inputs: about a second
 C_BATCH = 16
 C_STREAMS = 64
 C_FLAGS = ("-O3", "-march=native", "-ffp-contract=off", "-fno-fast-math")
@@ -105,6 +111,38 @@ def run_sgd(b: int, S: int, threads: int) -> tuple[float, int, list]:
             0.0,
             K.NOISE_NONE,
             chunk,
+            *outs,
+        )
+        dt = time.perf_counter() - t0
+    finally:
+        numba.set_num_threads(old)
+    return dt, int(outs[6].sum()) * b, outs
+
+
+def run_dd(b: int, S: int, threads: int) -> tuple[float, int, list]:
+    """One timed double-double target-SGD run (same workload and streams): (seconds, inputs drawn, outputs)."""
+    from numerics.rare_gates import dd_kernel as D
+
+    theta0, st, _ = _setup(S)
+    outs: list[np.ndarray] = [np.empty((S, 6)), np.empty((S, 6)), np.empty((S, 4), np.uint64)]
+    outs += [np.empty(S, np.int64) for _ in range(4)] + [np.empty((S, 0, 2))]
+    old = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        t0 = time.perf_counter()
+        D._dd_streams(
+            theta0,
+            np.zeros_like(theta0),
+            st,
+            True,
+            b,
+            WORKLOAD["eta"],
+            WORKLOAD["lam"],
+            _n_updates(),
+            WORKLOAD["check_every"],
+            WORKLOAD["threshold"],
+            True,
+            False,
             *outs,
         )
         dt = time.perf_counter() - t0
@@ -174,6 +212,23 @@ def measure_numba(repeat: int, scale: float) -> list[dict]:
                     "inputs_per_s_per_thread": inputs / dt / t,
                 }
             )
+    run_dd(DD_BATCH, 1, 1)  # warm-up
+    S = max(1, int(DD_STREAMS * scale))
+    dt, inputs, _ = _best(lambda: run_dd(DD_BATCH, S, 1), repeat)
+    f64 = next(r for r in rows if r["name"] == "sgd_target" and r["b"] == DD_BATCH and r["threads"] == 1)
+    rows.append(
+        {
+            "name": "sgd_target_extended",
+            "b": DD_BATCH,
+            "threads": 1,
+            "streams": S,
+            "seconds": dt,
+            "inputs": inputs,
+            "inputs_per_s": inputs / dt,
+            "inputs_per_s_per_thread": inputs / dt,
+            "ratio_to_float64": inputs / dt / f64["inputs_per_s"],
+        }
+    )
     run_gd(2, 1)
     G = max(2, int(GD_ROWS * scale))
     for t in thread_counts:
@@ -288,22 +343,24 @@ def benchmark(repeat: int = 3, scale: float = 1.0, with_c: bool = True) -> dict:
 
 
 def _render(res: dict) -> str:
-    lines = [f"workload: {res['workload']}", f"{'kernel':<12} {'b':>3} {'thr':>3} {'streams':>7} {'seconds':>8}  rate"]
+    lines = [f"workload: {res['workload']}", f"{'kernel':<20} {'b':>3} {'thr':>3} {'streams':>7} {'seconds':>8}  rate"]
     for r in res["kernels"]:
         if r["name"] == "gd":
             rate = f"{r['updates_per_s']:.3e} GD steps/s ({r['updates_per_s_per_thread']:.3e} per thread)"
-            lines.append(f"{'gd':<12} {'-':>3} {r['threads']:>3} {r['streams']:>7} {r['seconds']:>8.3f}  {rate}")
+            lines.append(f"{'gd':<20} {'-':>3} {r['threads']:>3} {r['streams']:>7} {r['seconds']:>8.3f}  {rate}")
         else:
             rate = f"{r['inputs_per_s']:.3e} inputs/s ({r['inputs_per_s_per_thread']:.3e} per thread)"
+            if "ratio_to_float64" in r:
+                rate += f", {r['ratio_to_float64']:.3f} x float64"
             lines.append(
-                f"{r['name']:<12} {r['b']:>3} {r['threads']:>3} {r['streams']:>7} {r['seconds']:>8.3f}  {rate}"
+                f"{r['name']:<20} {r['b']:>3} {r['threads']:>3} {r['streams']:>7} {r['seconds']:>8.3f}  {rate}"
             )
     c = res["c_reference"]
     if c is None:
         lines.append(res["c_message"])
     else:
         lines.append(
-            f"{'C reference':<12} {c['b']:>3} {1:>3} {c['streams']:>7} {c['seconds']:>8.3f}  "
+            f"{'C reference':<20} {c['b']:>3} {1:>3} {c['streams']:>7} {c['seconds']:>8.3f}  "
             f"{c['inputs_per_s']:.3e} inputs/s; bit-identical to numba: {c['identical_to_numba']}"
         )
         lines.append(f"ratio numba/C (one thread, b = {c['b']}): {res['ratio_numba_over_c']:.2f}")

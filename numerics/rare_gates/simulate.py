@@ -7,9 +7,10 @@ Runs (Sections 3 and 8, Appendices 19-20 of arXiv 2610.11475):
   (``source_time = 0``) or warm (``floor(T / eta)`` source updates, then the target);
   optional parameter noise (Appendix 20);
 * :func:`simulate_gd`: the same with the exact population gradient;
-* :func:`simulate_extended`: a pure-NumPy ``longdouble`` (80-bit on x86-64) replay of a few
-  SGD streams from the *same* random draws, to compare recovery and first-disagreement
-  times with float64 (Appendix 19 reports that 80-bit runs give the same times).
+* :func:`simulate_extended`: a double-double (about 106-bit) replay of SGD streams from the
+  *same* float64 inputs (:mod:`numerics.rare_gates.dd_kernel`), to compare recovery and
+  first-disagreement times with float64 (Appendix 19 reports that 80-bit runs give the
+  same times) and to follow unrecovered angles below the float64 floor.
 
 Recovery is the first target time (a multiple of ``check_every * eta``) at which the
 analytic target risk is ``<= threshold`` (0.4); time is ``updates * eta``. A gate
@@ -44,6 +45,7 @@ import numpy as np
 import numpy.typing as npt
 
 from numerics.provenance import git_revision as _git_revision
+from numerics.rare_gates import dd_kernel as DD
 from numerics.rare_gates import sim_kernels as K
 from numerics.rare_gates import sim_rng as R
 from numerics.rare_gates.initialization import wilson_interval
@@ -158,7 +160,8 @@ class SimResult:
     ``recovery_time`` / ``first_disagreement_time``: NaN where none; ``disagreements``:
     sampled disagreeing inputs (target phase); ``final_angle``: angle between w1 and w2 at
     the end (the recovery time when the run stops there); ``trace[s, m] = (risk, angle)`` at
-    check m when requested (NaN after a stop).
+    check m when requested (NaN after a stop); ``final_theta_lo``: for double-double runs
+    (:func:`simulate_extended`) the lo part of the final state, ``final_theta`` its hi part.
     """
 
     config: dict
@@ -175,6 +178,7 @@ class SimResult:
     trace: np.ndarray | None = None
     elapsed_s: float = 0.0
     extra: dict = field(default_factory=dict)
+    final_theta_lo: np.ndarray | None = None  # lo part of a double-double final state (simulate_extended)
 
     def to_dict(self) -> dict:
         """JSON-ready dict (NaN -> None)."""
@@ -544,47 +548,7 @@ def recovery_summary(res: SimResult, z: float = Z95) -> dict:
 
 # --- extended precision -------------------------------------------------------------------------
 
-_LD = np.longdouble
-_PI_LD = np.longdouble("3.14159265358979323846264338327950288")
-_TWO53 = _LD(2.0) ** -53
-
-
-def _risk_ld(th: np.ndarray) -> np.ndarray:
-    """Target risk of longdouble parameter rows (..., 6), by the direct formulas.
-
-    ``K = (c + (pi - atan2(c, d)) d) / (2 pi)`` cancels only for near-opposite units
-    (d < 0, t near pi), never met by the runs this path replays.
-    """
-    a1, a2, u0, u1, v0, v1 = np.moveaxis(th, -1, 0)
-    c = np.abs(u0 * v1 - u1 * v0)
-    d = u0 * v0 + u1 * v1
-    k12 = (c + (_PI_LD - np.arctan2(c, d)) * d) / (2 * _PI_LD)
-    n1sq, n2sq = u0 * u0 + u1 * u1, v0 * v0 + v1 * v1
-    quad = a1 * a1 * n1sq / 2 + a2 * a2 * n2sq / 2 + 2 * a1 * a2 * k12
-    lin = (2 / _PI_LD) * (a1 * np.sqrt(n1sq) + a2 * np.sqrt(n2sq))
-    return (quad - 2 * lin + 2) / 2
-
-
-def _step_ld(th, x0, x1, y, b, eta, lam):
-    """One longdouble SGD update of parameter rows th (L, 6) on batches (L, b); (new th, disagreements)."""
-    z1 = th[:, 2:3] * x0 + th[:, 3:4] * x1
-    z2 = th[:, 4:5] * x0 + th[:, 5:6] * x1
-    on1, on2 = z1 > 0, z2 > 0
-    h1, h2 = np.where(on1, z1, 0), np.where(on2, z2, 0)
-    r = th[:, 0:1] * h1 + th[:, 1:2] * h2 - y
-    q1, q2 = np.where(on1, r, 0), np.where(on2, r, 0)
-    g = np.stack(
-        [
-            np.sum(r * h1, axis=1),
-            np.sum(r * h2, axis=1),
-            th[:, 0] * np.sum(q1 * x0, axis=1),
-            th[:, 0] * np.sum(q1 * x1, axis=1),
-            th[:, 1] * np.sum(q2 * x0, axis=1),
-            th[:, 1] * np.sum(q2 * x1, axis=1),
-        ],
-        axis=1,
-    )
-    return th - eta * (g / b + lam * th), np.count_nonzero(on1 != on2, axis=1)
+DD_EPS = 2.0**-104  # double-double machine epsilon (unit roundoff 2**-106 ~ 1.2e-32)
 
 
 def simulate_extended(
@@ -602,60 +566,59 @@ def simulate_extended(
     threshold: float = THRESHOLD,
     block_updates: int = 256,
 ) -> SimResult:
-    """Fresh target SGD in ``numpy.longdouble`` from the same draws as :func:`simulate_sgd`.
+    """Fresh target SGD in double-double (about 106-bit significand) from the same inputs as :func:`simulate_sgd`.
 
-    Each input uses its stream's two raw outputs exactly as the float64 kernels do (the
-    53-bit radius and angle uniforms are exact in longdouble); the radius, the angle's cosine
-    and sine, the model, the update and the analytic risk are all longdouble (64-bit
-    significand on x86-64). Streams stop at recovery. A NumPy loop over updates, vectorised
-    over the live streams and the batch: tens of microseconds per update plus about
-    0.1-0.3 microseconds per input, so meant for a few streams or short horizons.
+    The kernel is :func:`numerics.rare_gates.dd_kernel._dd_streams`: each input is exactly
+    the float64 input of the float64 kernels (same stream, same draws, same order), taken
+    as an exact number; the state, the update, the gates, the analytic risk of the
+    recovery test and the final angle are double-double. Streams stop at recovery.
+    ``final_theta`` is the hi part of the final state and ``final_theta_lo`` its lo part
+    (the state is ``final_theta + final_theta_lo``); ``final_angle`` is the angle of the
+    dd state (hi part), resolved down to about 1e-31. ``block_updates`` is accepted for
+    compatibility and no longer used (the kernel needs no blocks).
     """
     cfg = dict(
-        optimizer="sgd-longdouble",
+        optimizer="sgd-double-double",
         **_stream_config(b, streams, first_stream, seed),
         **_run_config(eta, lam, horizon, check_every, threshold, 0.0, True),
     )
-    cfg.update(noise_s=0.0, longdouble_eps=float(np.finfo(_LD).eps))
+    _int(block_updates, "block_updates", 1, "")
+    cfg.update(noise_s=0.0, double_double_eps=DD_EPS)
     if delta0 is not None:
         cfg["delta0"] = _delta0(delta0)
     S, b, eta_f, k = cfg["streams"], cfg["b"], cfg["eta"], cfg["check_every"]
-    th = _theta0(theta0, delta0, S).astype(_LD)
+    th = _theta0(theta0, delta0, S)
     n_target = _updates(cfg["horizon"], eta_f)
     cfg["target_updates"] = n_target
     ids = np.arange(cfg["first_stream"], cfg["first_stream"] + S, dtype=np.int64)
     states = R.seed_states(cfg["seed"], ids, PHASE_TARGET, 0)
-    eta_ld, lam_ld = _LD(eta_f), _LD(cfg["lam"])
-    rec = np.where(_risk_ld(th) <= threshold, 0, -1).astype(np.int64)
-    first = np.full(S, -1, dtype=np.int64)
-    count = np.zeros(S, dtype=np.int64)
-    upd = np.zeros(S, dtype=np.int64)
+    hi, lo = np.empty((S, 6)), np.empty((S, 6))
+    st = np.empty((S, 4), dtype=np.uint64)
+    rec, first, count, upd = (np.empty(S, dtype=np.int64) for _ in range(4))
     t0 = time.perf_counter()
-    raw = np.empty((S, 2 * b * block_updates), dtype=np.uint64)
-    n = 0
-    while n < n_target and np.any(rec < 0):
-        m = min(block_updates, n_target - n)
-        for s in np.flatnonzero(rec < 0):
-            R._fill_raw(states, s, 2 * b * m, raw[s])
-        r = raw[:, : 2 * b * m].reshape(S, m, b, 2)
-        rho = 2 * np.sqrt((r[..., 0] >> np.uint64(11)).astype(_LD) * _TWO53)
-        phi = 2 * _PI_LD * ((r[..., 1] >> np.uint64(11)).astype(_LD) * _TWO53)
-        xs0, xs1 = rho * np.cos(phi), rho * np.sin(phi)
-        live = np.flatnonzero(rec < 0)
-        for j in range(m):
-            th[live], dis = _step_ld(th[live], xs0[live, j], xs1[live, j], rho[live, j], b, eta_ld, lam_ld)
-            n += 1
-            upd[live] = n
-            count[live] += dis
-            first[live[(dis > 0) & (first[live] < 0)]] = n
-            if n % k == 0:
-                hit = live[_risk_ld(th[live]) <= threshold]
-                if hit.size:
-                    rec[hit] = n
-                    live = np.flatnonzero(rec < 0)
-                    if not live.size:
-                        break
-    final = th.astype(float)
+    DD._dd_streams(
+        th,
+        np.zeros_like(th),
+        states,
+        True,
+        b,
+        eta_f,
+        cfg["lam"],
+        n_target,
+        k,
+        cfg["threshold"],
+        True,
+        False,
+        hi,
+        lo,
+        st,
+        rec,
+        first,
+        count,
+        upd,
+        np.empty((S, 0, 2)),
+    )
+    elapsed = time.perf_counter() - t0
     cfg["git_revision"] = _git_revision()
     return SimResult(
         config=cfg,
@@ -665,8 +628,9 @@ def simulate_extended(
         recovered=rec >= 0,
         first_disagreement_time=np.where(first >= 0, first * eta_f, np.nan),
         disagreements=count,
-        final_angle=angles(final),
-        final_theta=final,
+        final_angle=DD.angles_dd(hi, lo)[:, 0],
+        final_theta=hi,
         updates=upd,
-        elapsed_s=time.perf_counter() - t0,
+        elapsed_s=elapsed,
+        final_theta_lo=lo,
     )
