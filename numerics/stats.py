@@ -219,6 +219,131 @@ def fisher_exact_p(k1: int, n1: int, k2: int, n2: int, alternative: str = "two-s
     return float(stats.fisher_exact([[k1, n1 - k1], [k2, n2 - k2]], alternative=alt)[1])
 
 
+def homogeneity_exact_p(ks: npt.ArrayLike, ns: npt.ArrayLike) -> float:
+    """Exact p-value (Freeman-Halton) for equal proportions ``k_i/n_i`` in ``c >= 2`` samples.
+
+    Given the total count, the counts follow the multivariate hypergeometric law under equal
+    proportions; the p-value sums the probabilities of the tables no more probable than the
+    observed one (relative slack 1e-7 for ties), enumerated exactly in log space. Two samples
+    give Fisher's exact two-sided test.
+
+    >>> round(homogeneity_exact_p([3, 1], [4, 4]), 4) == round(fisher_exact_p(3, 4, 1, 4), 4)
+    True
+    >>> round(homogeneity_exact_p([9, 10, 5], [64, 128, 128]), 4)
+    0.047
+    >>> homogeneity_exact_p([1], [4])
+    Traceback (most recent call last):
+    ...
+    ValueError: ks and ns must have the same length >= 2; got 1 and 1
+    """
+    ks_l, ns_l = list(np.atleast_1d(ks)), list(np.atleast_1d(ns))
+    if len(ks_l) != len(ns_l) or len(ks_l) < 2:
+        raise ValueError(f"ks and ns must have the same length >= 2; got {len(ks_l)} and {len(ns_l)}")
+    pairs = [_count(k, n, f"ks[{i}]", f"ns[{i}]") for i, (k, n) in enumerate(zip(ks_l, ns_l))]
+    total = sum(k for k, _ in pairs)
+    # log binomial coefficients of each sample's counts; a table's log-probability is their sum minus log_norm
+    logc = [
+        special.gammaln(n + 1) - special.gammaln(np.arange(n + 1) + 1) - special.gammaln(n - np.arange(n + 1) + 1)
+        for _, n in pairs
+    ]
+    log_obs = sum(float(c[k]) for c, (k, _) in zip(logc, pairs))
+    # every table with the observed total: all counts of the first c - 1 samples (the last one follows), so the
+    # cost is the product of their sizes; the audit's tables have at most three samples of a few hundred
+    n_all = sum(n for _, n in pairs)
+    log_norm = special.gammaln(n_all + 1) - special.gammaln(total + 1) - special.gammaln(n_all - total + 1)
+    p = 0.0
+    ranges = [range(0, min(n, total) + 1) for _, n in pairs[:-1]]
+    last_n = pairs[-1][1]
+    for head in np.ndindex(*[len(r) for r in ranges]):
+        rest = total - sum(head)
+        if rest < 0 or rest > last_n:
+            continue
+        lp = sum(float(c[k]) for c, k in zip(logc, head)) + float(logc[-1][rest])
+        if lp <= log_obs + 1e-7:
+            p += math.exp(lp - log_norm)
+    return min(p, 1.0)
+
+
+@dataclass(frozen=True)
+class BinomialFit:
+    """Maximum-likelihood fit of a binomial regression: coefficients, their covariance, iterations."""
+
+    coef: np.ndarray
+    cov: np.ndarray
+    iterations: int
+
+    def se(self) -> np.ndarray:
+        """Standard errors (square roots of the covariance's diagonal, from the expected information)."""
+        return np.sqrt(np.diag(self.cov))
+
+
+def cloglog_fit(
+    k: npt.ArrayLike, n: npt.ArrayLike, X: npt.ArrayLike, *, tol: float = 1e-10, max_iter: int = 200
+) -> BinomialFit:
+    """Binomial regression with the complementary log-log link: ``-log(1 - p) = exp(X @ beta)``.
+
+    The link of a Poisson count of triggering events: ``p = 1 - exp(-Lambda)`` with
+    ``log Lambda`` linear in the covariates, so a coefficient is a rate in the log of the
+    intensity. Fitted by Fisher scoring with step halving on the log-likelihood (so cells
+    at ``k = 0`` or ``k = n`` cannot make it oscillate), to a relative change ``tol``; the
+    covariance is the inverse expected information at the estimate. Rows with ``n = 0``
+    are dropped; a coefficient the data cannot identify raises.
+
+    >>> x = np.array([0.0, 1.0, 2.0, 3.0])
+    >>> p = 1 - np.exp(-np.exp(0.5 - 1.0 * x))
+    >>> fit = cloglog_fit(np.round(p * 1e6), np.full(4, 1e6), np.column_stack([np.ones(4), x]))
+    >>> [round(float(c), 3) for c in fit.coef]
+    [0.5, -1.0]
+    >>> cloglog_fit([1], [2, 3], [[1.0]])
+    Traceback (most recent call last):
+    ...
+    ValueError: k, n and the rows of X must have the same length; got 1, 2 and 1
+    """
+    k_a, n_a, X_a = np.asarray(k, dtype=float), np.asarray(n, dtype=float), np.atleast_2d(np.asarray(X, dtype=float))
+    if not (k_a.ndim == n_a.ndim == 1 and k_a.size == n_a.size == X_a.shape[0]):
+        raise ValueError(
+            f"k, n and the rows of X must have the same length; got {k_a.size}, {n_a.size} and {X_a.shape[0]}"
+        )
+    if np.any(n_a < 0) or np.any(k_a < 0) or np.any(k_a > n_a) or not np.all(np.isfinite(X_a)):
+        raise ValueError("k must satisfy 0 <= k <= n and X must be finite")
+    keep = n_a > 0
+    k_a, n_a, X_a = k_a[keep], n_a[keep], X_a[keep]
+    if np.linalg.matrix_rank(X_a) < X_a.shape[1]:
+        raise ValueError(
+            f"X has rank {np.linalg.matrix_rank(X_a)} < {X_a.shape[1]} columns: a coefficient is not identified"
+        )
+
+    def parts(beta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        mu = np.exp(np.minimum(X_a @ beta, 700.0))  # Lambda; exp overflows past 709
+        em1 = np.expm1(mu)  # e^Lambda - 1 = p / (1 - p)
+        log_p = np.log(-np.expm1(-mu))
+        ll = float(np.sum(np.where(k_a > 0, k_a * log_p, 0.0) - (n_a - k_a) * mu))
+        score = X_a.T @ (mu * (k_a / em1 - (n_a - k_a)))
+        w = n_a * mu**2 / em1  # expected information per cell in the linear predictor
+        return ll, score, X_a.T @ (w[:, None] * X_a)
+
+    # start from the empirical intensities, clipped away from p = 0 and 1
+    p0 = np.clip((k_a + 0.5) / (n_a + 1.0), 1e-6, 1 - 1e-6)
+    beta = np.linalg.lstsq(X_a, np.log(-np.log1p(-p0)), rcond=None)[0]
+    ll, score, info = parts(beta)
+    iterations, done = 0, False
+    while iterations < max_iter and not done:
+        iterations += 1
+        step = np.linalg.solve(info, score)
+        t = 1.0
+        while True:
+            trial = beta + t * step
+            ll_new, score_new, info_new = parts(trial)
+            if ll_new >= ll - 1e-12 * abs(ll) or t < 1e-8:
+                break
+            t /= 2
+        done = bool(np.max(np.abs(trial - beta)) <= tol * (1.0 + np.max(np.abs(beta))))
+        beta, ll, score, info = trial, ll_new, score_new, info_new
+    if not done:
+        raise ValueError(f"cloglog_fit did not converge in {max_iter} iterations")
+    return BinomialFit(beta, np.linalg.inv(info), iterations)
+
+
 def z_bonferroni(m: int, alpha: float = 0.05) -> float:
     """Two-sided normal quantile ``Phi^{-1}(1 - alpha/(2m))`` for family-wise level ``alpha`` over ``m`` comparisons.
 
