@@ -37,6 +37,30 @@ CASES = {
         {"extended_per_setting": "none", "table2_streams": 18, "extended_horizon": 1.0},
         lambda z: E.extended_rerun(None, horizon=z.extended_horizon, streams=z.table2_streams),
     ),
+    "rare_gates.repeat": (
+        {"fig3a_streams": 66, "table2_streams": 3, "repeat_streams": 2},
+        lambda z: [
+            *E.repeated_settings(z.fig3a_streams, streams_of="fig3a", check_every=10),
+            *E.repeated_settings(z.table2_streams, streams_of="table2", check_every=1),
+            *(
+                r
+                for of in ("fig3a", "table2")
+                for r in E.repeated_settings(z.repeat_streams, [E.REPEAT_DISCORDANT], streams_of=of, check_every=10)
+            ),
+        ],
+    ),
+    "rare_gates.theorem1": (
+        {"warm_inits": 1, "warm_streams": 258, "fresh_inits": 2},
+        lambda z: {
+            "warm": [E.warm_decay(i, z.warm_streams) for i in E.warm_init_ids(z.warm_inits)],
+            "cor3": [
+                E.warm_decay(i, z.warm_streams, times=[E.COR3_TIME], eta=eta)
+                for i in E.warm_init_ids(z.warm_inits)
+                for eta in E.COR3_ETAS
+            ],
+            "fresh": [E.fresh_success(z.fresh_inits, eta) for eta in E.FRESH_ETAS],
+        },
+    ),
 }
 
 

@@ -66,6 +66,7 @@ from numerics.rare_gates.simulate import (
     simulate_sgd,
 )
 from numerics.sweep.experiment import profile_sizes, replace_sizes
+from numerics.validation import integer
 
 LAM = 0.05  # weight decay of every Section 8 run except the Appendix 20 controls
 A_RATE = 2.0 / math.pi - LAM  # linear escape rate A = q - lambda at the balanced target clone (Section 4)
@@ -88,6 +89,7 @@ SEEDS = {
     "joint": 2610114758,
     "cor5": 2610114759,
     "bootstrap": 2610114760,
+    "theorem1": 2610114761,
 }
 
 
@@ -106,17 +108,23 @@ class Sizes:
     appendix20_horizon: float  # paper: H = 1000
     joint_inits: int  # inits of the joint (T, eta) sweep (paper: 64; 0 = not run)
     cor5_streams: int  # streams per arm of the Corollary 5 design
+    floor80_streams: int  # quiet Table 2 streams replayed in double-double to t = 700 (the Appendix 19 floor)
+    warm_inits: int  # initialisations (initial angle <= 2.5) of the Theorem 1 warm-decay runs
+    warm_streams: int  # target streams per (initialisation, source time) of the warm-decay runs
+    fresh_inits: int  # initialisations per step size of the fresh-success runs (Theorem 1 (b))
+    repeat_streams: int  # streams per seed of the large sample of REPEAT_DISCORDANT (risk every 10 updates, H = 200)
     perturb: float = 0.0  # every start moved by this much relative (robustness reruns; ``pytest verify --perturb``)
 
 
 PROFILES = {
     # quick: every claim at paper scale or above where that is cheap: Figure 3(a), Table 2 and
-    # Appendix 20 at the paper's sizes; Table 1 at 72 inits (the paper's 64 give the source-pair
-    # check power 0.77 against its alternative, 72 give 0.84) and 320 streams per Corollary 5 arm
+    # Appendix 20 at the paper's sizes; Table 1 at 96 inits, three full cells of 32 (the lock-step
+    # pools make 72 cost as much; the paper's 64 give the source-pair check power 0.77 against its
+    # alternative) and 320 streams per Corollary 5 arm
     # (the equal-N b comparison needs about 296); a few selected streams for the slow 80-bit
     # replay, and no joint (T, eta) sweep. Powers: verify/rare_gates/power.py and the report.
     "quick": Sizes(
-        table1_inits=72,
+        table1_inits=96,
         halving_inits=8,
         fig3a_streams=64,
         table2_streams=128,
@@ -127,12 +135,17 @@ PROFILES = {
         appendix20_horizon=1000.0,
         joint_inits=0,
         cor5_streams=320,
+        floor80_streams=4,
+        warm_inits=6,
+        warm_streams=512,
+        fresh_inits=256,
+        repeat_streams=2048,
     ),
-    # full: 8x the paper's inits for Table 1, 4x for the joint sweep, every 80-bit run through t = 1000,
+    # full: 32x the paper's inits for Table 1 (2048 D0 draws), 4x for the joint sweep, every 80-bit run to t = 1000,
     # and 6x the paper's streams per Figure 3(a) cell (the batch cells' comparison with the paper's 64
     # reaches power 0.8 against its alternative near 371 streams; 0.84 at 384).
     "full": Sizes(
-        table1_inits=512,
+        table1_inits=2048,
         halving_inits=8,
         fig3a_streams=384,
         table2_streams=128,
@@ -143,6 +156,11 @@ PROFILES = {
         appendix20_horizon=1000.0,
         joint_inits=256,
         cor5_streams=512,
+        floor80_streams=32,
+        warm_inits=24,
+        warm_streams=2048,
+        fresh_inits=2048,
+        repeat_streams=8192,
     ),
 }
 
@@ -151,7 +169,7 @@ def sizes(profile: str) -> Sizes:
     """The :class:`Sizes` of ``profile`` ('quick' or 'full').
 
     >>> sizes("quick").table1_inits
-    72
+    96
     >>> sizes("fast")
     Traceback (most recent call last):
     ...
@@ -170,7 +188,7 @@ def sizes_with(profile: str, overrides: dict | None = None) -> Sizes:
     >>> sizes_with("quick", {"streams": 2})
     Traceback (most recent call last):
     ...
-    ValueError: unknown size 'streams'; sizes are: table1_inits, halving_inits, fig3a_streams, table2_streams, floor_horizon, extended_per_setting, extended_horizon, appendix20_streams, appendix20_horizon, joint_inits, cor5_streams, perturb
+    ValueError: unknown size 'streams'; sizes are: table1_inits, halving_inits, fig3a_streams, table2_streams, floor_horizon, extended_per_setting, extended_horizon, appendix20_streams, appendix20_horizon, joint_inits, cor5_streams, floor80_streams, warm_inits, warm_streams, fresh_inits, repeat_streams, perturb
     >>> sizes_with("quick", {"table1_inits": "0"})
     Traceback (most recent call last):
     ...
@@ -703,6 +721,55 @@ def extended_rerun(
     return out
 
 
+def extended_floor(
+    streams: int,
+    *,
+    b: int = 16,
+    delta0: float = 1e-5,
+    eta: float = 0.01,
+    horizon: float = 700.0,
+    lam: float = LAM,
+    check_every: int = 10,
+    seed: int = SEEDS["table2"],
+    perturb: float = 0.0,
+) -> dict:
+    """The unrecovered angle below the float64 floor: quiet Table 2 streams replayed in double-double.
+
+    The first ``streams`` streams of the Table 2 setting (b, delta0) that neither recover nor
+    sample a disagreement in float64 through ``horizon`` (t = 700 is past the float64 floor at
+    t ~ 460 and past the 1e-19 crossing at t ~ 644) are replayed from the same inputs by
+    :func:`~numerics.rare_gates.simulate.simulate_extended`. Returns ``ids``, ``f64_angle``
+    and ``dd_angle`` (final angles) and the setting.
+    """
+    s = table2_seed(b, delta0, seed)
+    pool = max(4 * streams, 32)  # quiet streams are ~90% of this setting's; a pool of 4x is ample
+    f64 = constructed_sgd(delta0, perturb, s, 0, pool, b=b, eta=eta, horizon=horizon, lam=lam, check_every=check_every)
+    quiet = np.flatnonzero(~np.isfinite(f64.recovery_time) & (f64.disagreements == 0))[:streams]
+    dd = np.empty(quiet.size)
+    for j, i in enumerate(quiet):
+        ext = simulate_extended(
+            **start(delta0, perturb, s, int(i), 1),
+            b=b,
+            eta=eta,
+            horizon=horizon,
+            lam=lam,
+            streams=1,
+            first_stream=int(i),
+            seed=s,
+            check_every=check_every,
+        )
+        dd[j] = ext.final_angle[0]
+    return {
+        "b": b,
+        "delta0": delta0,
+        "eta": eta,
+        "horizon": horizon,
+        "ids": quiet,
+        "f64_angle": f64.final_angle[quiet],
+        "dd_angle": dd,
+    }
+
+
 # --- Figure 3(a) -------------------------------------------------------------------------------------
 
 
@@ -748,6 +815,173 @@ def gamma_grid(
                     }
                 )
     return out
+
+
+REPEAT_DISCORDANT = (1, 1e-3)  # the (b, delta0) whose Figure 3(a) cell and Table 2 row differ most in our runs
+
+
+def repeated_settings(
+    streams: int,
+    settings: Iterable[tuple[int, float]] = TABLE2_SETTINGS,
+    *,
+    streams_of: str = "fig3a",
+    check_every: int = 10,
+    eta: float = 0.01,
+    horizon: float = 200.0,
+    lam: float = LAM,
+    seed: int = SEEDS["fig3a"],
+    table2_seed_base: int = SEEDS["table2"],
+    first_stream: int = 0,
+    perturb: float = 0.0,
+) -> list[dict]:
+    """The Table 2 settings repeated in Figure 3(a): one experiment's streams under a check cadence.
+
+    Appendix 19 says Table 2's settings "repeat cells of Figure 3(a), and the estimates agree
+    within sampling error". Through t = 200 the two experiments differ in their streams
+    (Figure 3(a): one seed for every cell; Table 2: one seed per setting) and in their check
+    cadence (Figure 3(a): risk every update; Table 2: every ten updates). Running each
+    experiment's streams with the other's cadence attributes a difference between their
+    counts: the same streams with the other cadence isolate the cadence, more streams of
+    each seed isolate the sample. Streams ``0 .. n-1`` of ``streams_of`` ('fig3a' or
+    'table2') are that experiment's streams (their first 64 or 128 are its cell or row).
+
+    ``seed`` is the Figure 3(a) experiment's seed; Table 2's per-setting seeds derive from
+    ``table2_seed_base`` (:func:`table2_seed`). One dict per setting with ``b, delta0, eta,
+    gamma, streams_of, check_every`` and ``recovery``.
+    """
+    if streams_of not in ("fig3a", "table2"):
+        raise ValueError(f"streams_of must be 'fig3a' or 'table2'; got {streams_of!r}")
+    out = []
+    for b, d in settings:
+        seed_of = seed if streams_of == "fig3a" else table2_seed(b, d, table2_seed_base)
+        res = constructed_sgd(
+            d, perturb, seed_of, first_stream, streams, b=b, eta=eta, horizon=horizon, lam=lam, check_every=check_every
+        )
+        out.append(
+            {
+                "b": b,
+                "delta0": d,
+                "eta": eta,
+                "gamma": gamma_of(d, b, eta),
+                "streams_of": streams_of,
+                "check_every": check_every,
+                "recovery": res.recovery_time,
+            }
+        )
+    return out
+
+
+# --- Theorem 1: the warm bound's decay in T, and fresh success -------------------------------------------
+
+WARM_TIMES = (100.0, 150.0, 200.0, 250.0)  # source times of the warm-decay runs (recovery from ~0.5 to a few %)
+WARM_B, WARM_ETA, WARM_HORIZON = 1, 0.01, 100.0  # b/eta = 100 fixed; recoveries come by t ~ 60 (Table 2)
+FRESH_ETAS = (0.05, 0.02, 0.01)  # moderate step sizes of the fresh-success runs
+COR3_TIME, COR3_ETAS = 150.0, (0.005, 0.0025, 0.00125, 0.000625)  # Corollary 3: one source time, eta -> 0
+NEAR_OPPOSITE = 2.5  # initial angle above which a D0 draw is near-opposite (Section 8)
+
+
+def warm_init_ids(n: int, init_seed: int = SEEDS["d0"]) -> list[int]:
+    """The first ``n`` D0 draws (by id) that are not near-opposite (initial angle <= 2.5).
+
+    >>> ids = warm_init_ids(3)
+    >>> len(ids), bool(np.all(angles(d0_initialisations(max(ids) + 1)[ids]) <= NEAR_OPPOSITE))
+    (3, True)
+    """
+    n = integer(n, "n", 1)
+    ids: list[int] = []
+    block = 0
+    while len(ids) < n:
+        draws = d0_initialisations(64, init_seed, first=64 * block)
+        ids += [64 * block + int(i) for i in np.flatnonzero(angles(draws) <= NEAR_OPPOSITE)]
+        block += 1
+    return ids[:n]
+
+
+def warm_decay(
+    init_id: int,
+    streams: int,
+    *,
+    times: Sequence[float] = WARM_TIMES,
+    b: int = WARM_B,
+    eta: float = WARM_ETA,
+    horizon: float = WARM_HORIZON,
+    lam: float = LAM,
+    check_every: int = 10,
+    seed: int = SEEDS["theorem1"],
+    init_seed: int = SEEDS["d0"],
+    first_stream: int = 0,
+    perturb: float = 0.0,
+) -> dict:
+    """Theorem 1's warm runs from one D0 draw: source SGD to each T in ``times``, then many target streams.
+
+    One source-SGD trajectory (stream ``init_id`` of ``derive_seed(seed, 'source')``) gives the
+    checkpoints; from each, target streams ``first_stream ...`` (seed ``derive_seed(seed,
+    'target', init_id, k)`` at the k-th time) estimate the warm recovery probability
+    P(tau_w <= H) at that T. Returns ``init_id, times, b, eta, angle`` (the checkpoints'
+    angles) and ``recovery`` (len(times), streams).
+    """
+    init = d0_initialisations(1, init_seed, first=integer(init_id, "init_id", 0))
+    init = moved_rows(init, perturb, "init", init_seed, [init_id])
+    ts = [0.0, *(float(t) for t in times)]
+    chain = sgd_source_chain(init, ts, b=b, eta=eta, lam=lam, seed=derive_seed(seed, "source"), first_stream=init_id)
+    rec = np.empty((len(times), streams))
+    for k in range(len(times)):
+        ck = np.tile(chain[k + 1], (streams, 1))
+        res = simulate_sgd(
+            ck,
+            b=b,
+            eta=eta,
+            horizon=horizon,
+            lam=lam,
+            streams=streams,
+            seed=derive_seed(seed, "target", init_id, k),
+            check_every=check_every,
+            first_stream=first_stream,
+        )
+        rec[k] = res.recovery_time
+    return {
+        "init_id": init_id,
+        "times": np.array(ts[1:]),
+        "b": b,
+        "eta": eta,
+        "angle": np.array([float(angles(chain[k + 1])[0]) for k in range(len(times))]),
+        "recovery": rec,
+    }
+
+
+def fresh_success(
+    n_inits: int,
+    eta: float,
+    *,
+    b: int = 16,
+    horizon: float = 200.0,
+    lam: float = LAM,
+    check_every: int = 10,
+    seed: int = SEEDS["theorem1"],
+    init_seed: int = SEEDS["d0"],
+    first_init: int = 0,
+    perturb: float = 0.0,
+) -> dict:
+    """Theorem 1 (b): fresh target SGD (T = 0) from D0 draws ``first_init ...`` at step ``eta``.
+
+    Returns ``eta, b, horizon, init_angle`` and ``recovery`` (n_inits,); stream ``i`` of
+    ``derive_seed(seed, 'fresh', eta)`` serves draw ``i``.
+    """
+    first_init = _first(first_init, "first_init")
+    init = d0_initialisations(n_inits, init_seed, first=first_init)
+    init = moved_rows(init, perturb, "init", init_seed, range(first_init, first_init + init.shape[0]))
+    res = simulate_sgd(
+        init,
+        b=b,
+        eta=eta,
+        horizon=horizon,
+        lam=lam,
+        streams=init.shape[0],
+        seed=derive_seed(seed, "fresh", int(round(eta * 1e6))),
+        check_every=check_every,
+        first_stream=first_init,
+    )
+    return {"eta": eta, "b": b, "horizon": horizon, "init_angle": angles(init), "recovery": res.recovery_time}
 
 
 # --- Figure 1 ---------------------------------------------------------------------------------------

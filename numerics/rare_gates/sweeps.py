@@ -5,8 +5,8 @@ of streams (or initialisations) of one setting: ``{"call": name, "kwargs": {...}
 the seed always explicit. Streams and initialisations are keyed by their ids, so the
 joined cells equal the one-call experiment bit for bit; ``tests/test_rare_gates_sweeps.py`` checks it.
 
-Cells of 64 streams fill two 32-lane SIMD pools (two threads in a serial run); the 80-bit
-replay is single-threaded NumPy and takes 16 streams per cell.
+Cells of 64 streams fill two 32-lane SIMD pools (two threads in a serial run); the
+double-double replay runs one stream per thread and takes 16 streams per cell.
 
 ==============================  ====================================  ===========================
 experiment                      cells                                 paper
@@ -15,10 +15,13 @@ experiment                      cells                                 paper
 ``rare_gates.halving``          one GD step size                      Appendix 19 (step halving)
 ``rare_gates.table2``           (setting, 64 streams)                 Table 2, Figure 3(b)
 ``rare_gates.paths``            (setting, 64 streams), traced         Appendix 19 (angle floor)
-``rare_gates.extended``         (setting, 16 streams) or a setting    Appendix 19 (80-bit rerun)
+``rare_gates.extended``         (setting, 16 streams) or a setting    Appendix 19 (extended rerun)
+``rare_gates.floor80``          one cell: quiet streams, one setting  Appendix 19 (below the floor)
 ``rare_gates.grid``             (delta0, b, eta) cell                 Figure 3(a)
 ``rare_gates.weight_decay``     (lambda, 64 streams)                  Appendix 20, Figure 5
 ``rare_gates.noise``            (mode, s, 64 streams)                 Appendix 20, Figure 5
+``rare_gates.repeat``           (setting, run, 64 streams)            Appendix 19 (repeated cells)
+``rare_gates.theorem1``         (init, eta, streams), (eta, inits)    Theorem 1, Corollary 3
 ``rare_gates.cor5``             (arm, 64 streams)                     Corollary 5 (our design)
 ``rare_gates.joint``            (eta, 32 initialisations)             Appendix 19, Figure 4
 ==============================  ====================================  ===========================
@@ -62,6 +65,10 @@ _CALLS = {
     "parameter_noise",
     "sample_size_design",
     "joint_sweep",
+    "repeated_settings",
+    "warm_decay",
+    "fresh_success",
+    "extended_floor",
 }
 
 
@@ -126,6 +133,65 @@ def _grid_cells(z: E.Sizes) -> list[dict]:
         for eta in E.FIG3A_ETA
     ]
     return _setting_cells("gamma_grid", settings, z.fig3a_streams, 64, seed=E.SEEDS["fig3a"])
+
+
+def _repeat_cells(z: E.Sizes) -> list[dict]:
+    """Each experiment's own streams with the other's cadence, and a large sample of the discordant setting."""
+    b, d = E.REPEAT_DISCORDANT
+    runs = [
+        ("fig3a", 10, z.fig3a_streams, _table2_settings()),
+        ("table2", 1, z.table2_streams, _table2_settings()),
+        *(
+            (of, 10, z.repeat_streams, [(f"b={b},delta0={d!r},large", {"settings": [[b, d]]})])
+            for of in ("fig3a", "table2")
+        ),
+    ]
+    seeds = dict(seed=E.SEEDS["fig3a"], table2_seed_base=E.SEEDS["table2"])
+    cells = []
+    for streams_of, every, streams, settings in runs:
+        labelled = [(f"{label},{streams_of},every{every}", kw) for label, kw in settings]
+        cells += _setting_cells(
+            "repeated_settings", labelled, streams, 64, streams_of=streams_of, check_every=every, **seeds
+        )
+    return cells
+
+
+def _theorem1_cells(z: E.Sizes) -> list[dict]:
+    seeds = dict(seed=E.SEEDS["theorem1"], init_seed=E.SEEDS["d0"])
+    warm = [
+        dict(_cell("warm_decay", init_id=i, streams=count, first_stream=first, **seeds), setting=f"warm,init={i}")
+        for i in E.warm_init_ids(z.warm_inits)
+        for first, count in chunks(z.warm_streams, 256)
+    ]
+    cor3 = [
+        dict(
+            _cell("warm_decay", init_id=i, streams=count, first_stream=first, times=[E.COR3_TIME], eta=eta, **seeds),
+            setting=f"cor3,init={i},eta={eta!r}",
+        )
+        for i in E.warm_init_ids(z.warm_inits)
+        for eta in E.COR3_ETAS
+        for first, count in chunks(z.warm_streams, 256)
+    ]
+    fresh = [
+        dict(_cell("fresh_success", n_inits=count, eta=eta, first_init=first, **seeds), setting=f"fresh,eta={eta!r}")
+        for eta in E.FRESH_ETAS
+        for first, count in chunks(z.fresh_inits, 256)
+    ]
+    return warm + cor3 + fresh
+
+
+def _theorem1_assemble(_sizes, params: list[dict], values: list[dict]) -> dict:
+    groups: dict[str, list] = {}
+    for p, v in zip(params, values):
+        groups.setdefault(p["setting"], []).append(v)
+    out: dict[str, list] = {"warm": [], "cor3": [], "fresh": []}
+    for label, vs in groups.items():
+        kind = label.split(",")[0]
+        if kind == "fresh":
+            out[kind].append(concat_records(vs, ("init_angle", "recovery")))
+        else:
+            out[kind].append(dict(vs[0], recovery=np.concatenate([v["recovery"] for v in vs], axis=1)))
+    return out
 
 
 def _weight_decay_cells(z: E.Sizes) -> list[dict]:
@@ -284,9 +350,17 @@ EXPERIMENTS = call_experiments(
         ),
         (
             "extended",
-            "Appendix 19: 80-bit replay of Table 2 streams (sizes: extended_per_setting, extended_horizon)",
+            "Appendix 19: double-double replay of Table 2 streams (the paper: 80-bit) (sizes: extended_per_setting, "
+            "extended_horizon)",
             _extended_cells,
             _by_setting(("ids", "f64_recovery", "f64_first", "ext_recovery", "ext_first")),
+        ),
+        (
+            "floor80",
+            "Appendix 19: quiet (16, 1e-5) Table 2 streams replayed in double-double to t = 700, below the float64 "
+            "floor (sizes: floor80_streams)",
+            lambda z: [_cell("extended_floor", streams=z.floor80_streams, seed=E.SEEDS["table2"])],
+            lambda _z, _params, values: values[0],
         ),
         (
             "grid",
@@ -306,6 +380,22 @@ EXPERIMENTS = call_experiments(
             "appendix20_horizon)",
             _noise_cells,
             _by_setting(("recovery", "final_angle")),
+        ),
+        (
+            "repeat",
+            "Appendix 19: the Table 2 settings repeated in Figure 3(a), each experiment's streams with the "
+            "other's check cadence, and a large sample of the discordant setting (sizes: fig3a_streams, "
+            "table2_streams, repeat_streams)",
+            _repeat_cells,
+            _by_setting(("recovery",)),
+        ),
+        (
+            "theorem1",
+            "Theorem 1 and Corollary 3: warm runs from D0 draws at four source times (b = 1, eta = 0.01) and at "
+            "T = 150 for four step sizes, fresh runs at three moderate step sizes (sizes: warm_inits, warm_streams, "
+            "fresh_inits)",
+            _theorem1_cells,
+            _theorem1_assemble,
         ),
         ("cor5", "Corollary 5: our sample-size design, eight arms (sizes: cor5_streams)", _cor5_cells, _cor5_assemble),
         (

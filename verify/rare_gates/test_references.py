@@ -156,7 +156,7 @@ def test_60_of_64_and_126_of_128(audit):
         name: S.power_two_sample(1 - (1 - p2) ** f, 64, p2, 128, test="fisher")
         for name, f in (("intensity x 2", 2.0), ("intensity / 2", 0.5))
     }
-    weak = min(powers, key=powers.get)
+    weak = min(powers, key=lambda k: powers[k])
     audit.power(
         powers[weak],
         alternative="a factor 2 in the effective intensity between the two cells: a slip of a "
@@ -370,8 +370,9 @@ def _pure_rate_resolution() -> str:
 
 @claim(
     "RG-8.ratio",
-    reading="'about 20 to 32' read as the nearest integers to 450/tau_GD, with tau_GD known to the quoted 0.1: "
-    "450/14.3 itself rounds to 31, but 32 is reached for tau_GD in [14.25, 14.2857]",
+    reading="'about 20 to 32' read as rounded ratios 450/tau_GD: 450/22.1 = 20.36 gives 20, but 450/14.3 = 31.47, "
+    "which rounds to 31; '32' is only 'about 32' (1.7% off), or the nearest integer for tau_GD in [14.25, 14.2857], "
+    "the lower part of what the quoted 14.3 allows",
     fitted={"450/tau_GD at the quoted times themselves": _ratio_at_quotes()},
 )
 def test_horizon_ratio(audit):
@@ -380,14 +381,22 @@ def test_horizon_ratio(audit):
     half = sp.Rational(1, 20)  # half a unit in the quoted last digit
     smallest = (_num(450 / (taus[0] + half)), _num(450 / (taus[0] - half)))  # 450 / tau for tau = 22.1 +- 0.05
     largest = (_num(450 / (taus[-1] + half)), _num(450 / (taus[-1] - half)))  # tau = 14.3 +- 0.05
+    tau_32 = sp.Rational(450) / sp.Rational(63, 2)  # 450/tau >= 31.5 iff tau <= 14.2857...
     audit.ours([mpmath.nstr(p, 5) for p in point], label="450/tau_GD at the quoted 22.1, 18.2, 14.3")
     audit.ours([mpmath.nstr(v, 5) for v in smallest + largest], label="ranges of the extreme ratios")
+    audit.ours(_num(tau_32), 6, label="largest tau_GD for which 450/tau_GD rounds to 32")
     audit.evidence(
-        "GD hitting time depends on delta0 only, so the five settings span 14.3 to 22.1; the extreme ratios with the "
-        "quoted times uncertain by half a unit of their last digit must include values rounding to 20 and to 32."
+        "GD hitting time depends on delta0 only, so the five settings span 14.3 to 22.1. At the quoted times the "
+        f"extreme ratios are 450/22.1 = {mpmath.nstr(point[0], 4)} (rounds to 20) and 450/14.3 = "
+        f"{mpmath.nstr(point[-1], 4)}, which rounds to 31, not 32: the printed '32' is 31.5 read as 'about 32' "
+        f"(1.7% high). It is the nearest integer only if tau_GD <= {mpmath.nstr(_num(tau_32), 6)}, inside the "
+        f"[14.25, 14.35) that the quote 14.3 allows (ratios {mpmath.nstr(largest[0], 4)} to "
+        f"{mpmath.nstr(largest[1], 4)}), so the reading is fitted."
     )
+    assert rounds_to(point[0], "20") and rounds_to(point[-1], "31") and not rounds_to(point[-1], "32")
     assert rounds_to(smallest[0], "20") and rounds_to(smallest[1], "20")
     assert rounds_to(largest[1], "32")  # the upper end of 450/[14.25, 14.35]
+    assert abs(point[-1] - 32) / 32 < mpmath.mpf("0.02")  # 'about 32': within 2%
 
 
 @claim(

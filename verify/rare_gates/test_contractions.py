@@ -1,0 +1,555 @@
+"""One-step expectation statements of the rare-gates proofs, by Monte Carlo over independent minibatches.
+
+Sections 2, 4, 6, 7.2, 7.4 and Appendix 11.2. Every state is a fixed parameter theta; from it
+:mod:`numerics.rare_gates.one_step` draws ``n`` independent minibatches of ``b`` inputs uniform on the
+disk and returns the post-step parameters, of actual SGD or of the common-gate process of Section 7.1.
+
+Statistics. An expectation inequality ``E[X+] <= c X`` is estimated as the mean ratio ``X+/X`` over
+``n`` independent draws with its CLT standard error (the ratios are bounded: inputs lie on a disk, so
+the CLT with n >= 10^4 is accurate far beyond the stated level); it is *confirmed* when the upper end
+of the two-sided interval at ``z`` lies below ``c``, with ``z`` Bonferroni-corrected over the states of
+one check (:func:`numerics.stats.z_bonferroni`, family-wise 95%). The alternative of each check is
+the paper's contraction rate halved (or, where stated, a competing scaling); its power is the
+probability that the check does not confirm when the truth is that alternative, from the normal law
+of the estimate with our measured standard error (weakest state recorded). Seeds are fixed per
+check and state (``SEED + index``), chosen once and not tuned.
+
+Regime. States are in the paper's tubes: for the target, balanced proportional points
+``a_i = r_i = sqrt(omega_i)`` of amplitude ``B = omega_1 + omega_2`` in ``[B_s, B_t]`` (the task-switch
+value 0.9 and the target clone 2(q - lambda)), allocation ``p = omega_1/B = 0.4`` (``rho = -0.101``),
+perturbed by ``e`` of norm 1e-3 orthogonal to ``h`` (``Delta_0 = ||e|| <= epsilon_0``); for the source,
+points of the source manifold S (``B = B_s``, ``w_i = r_i e1``) split by angle 1e-3 or 1e-2 with a
+small balance or off-manifold error. Step sizes and batch sizes are the paper's simulation values
+(eta = 0.01, b = 16) unless stated; lambda = 0.05.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import sympy as sp
+from scipy import stats as scistats
+
+from derivations.rare_gates import dynamics as dyn
+from derivations.rare_gates.kernels import disk_radius
+from derivations.rare_gates.symbols import delta, phi
+from derivations.rare_gates.symbols import rho as rho_s
+from numerics import stats as S
+from numerics.rare_gates import one_step as O
+from verify.audit import claim
+from verify.rare_gates import power as PW
+
+LAM = 0.05  # the paper's weight decay
+Q_F = 2.0 / math.pi
+B_S = 1.0 - 2.0 * LAM  # source clone amplitude (RG-4.Bvals)
+B_T = 2.0 * (Q_F - LAM)  # target clone amplitude
+ETA, BATCH = 0.01, 16  # the paper's simulation values (Figure 3, Table 2)
+E_NORM = 1e-3  # ||e|| = Delta_0 at the target states
+SEED = 2026_12_01
+
+COMMON_READING = (
+    "Section 7's lost definitions read as: z_i = (a_i, w_i) the full neurons, h = (z1 + z2)/sqrt 2, "
+    "d_z = (z1 - z2)/sqrt 2, rho = h.d_z/|h|^2, e = d_z - rho h; the common-gate process of Section 7.1 is SGD on "
+    "f_aux = g U.x, g = 1{w.x > 0} with w the hidden part of h and U = a1 w1 + a2 w2, so each z_i -> Q z_i with "
+    "Q = (1 - eta lambda) I - eta [[0, v^T], [v, 0]] (which reproduces the printed e+ = P_{Qh} Q e and "
+    "rho+ - rho = h^T Q^2 e/|Qh|^2)."
+)
+DELTA_READING = (
+    COMMON_READING + " Delta_n = ||e~_n||, the e-coordinate of the common-gate (auxiliary) process started at the "
+    "checkpoint: for actual SGD the conditional mean of ||e+|| grows at the population rate A (measured here), so "
+    "the statement can only concern the auxiliary process the proof couples to."
+)
+
+
+def _ci(x: np.ndarray, z: float) -> tuple[float, float, float, float]:
+    m = float(np.mean(x))
+    se = float(np.std(x, ddof=1) / math.sqrt(x.size))
+    return m, se, m - z * se, m + z * se
+
+
+def _power_below(bound: float, alternative: float, se: float, z: float) -> float:
+    """P(mean + z se >= bound) for a normal mean at ``alternative`` with s.e. ``se``: the check does not confirm."""
+    return float(scistats.norm.cdf((alternative - bound) / se + z))
+
+
+def _tube_states() -> list[tuple[str, np.ndarray, float, int]]:
+    out = []
+    for B in (B_S, B_T):
+        base = O.target_clone_state(B, 0.4)
+        c = O.target_coordinates(base)
+        h, rho = c["h"], float(c["rho"])
+        u = h[1:] / np.linalg.norm(h[1:])
+        perp = np.array([-u[1], u[0]])
+        dirs = {
+            "angular": np.array([0.0, *perp]),
+            "balance": np.array([1.0, *(-u)]) / math.sqrt(2.0),
+            "mixed": np.array([1.0, *(-u + 2.0 * perp)]) / math.sqrt(6.0),
+        }
+        for name, e in dirs.items():
+            th = O.from_target_coordinates(h, rho, E_NORM * e / np.linalg.norm(e))
+            for eta, b in ((ETA, BATCH), (0.05, 1)):
+                out.append((f"B={B:.3f} {name} eta={eta:g} b={b}", th, eta, b))
+    return out
+
+
+@functools.cache
+def _common_gate_ratios(n: int = 20_000) -> list[tuple[str, float, np.ndarray]]:
+    """||e+||/||e|| over n minibatches at each tube state (eta recorded)."""
+    rows = []
+    for k, (label, th, eta, b) in enumerate(_tube_states()):
+        e0 = float(np.linalg.norm(O.target_coordinates(th)["e"]))
+        post = O.common_gate_step(th, LAM, eta, b, n, seed=SEED + k)
+        rows.append((label, eta, np.linalg.norm(O.target_coordinates(post)["e"], axis=1) / e0))
+    return rows
+
+
+def _contraction_check(audit, power_of: int, rate_num: float, label: str) -> None:
+    rows = _common_gate_ratios()
+    z = S.z_bonferroni(len(rows))
+    worst_margin, worst_power, lines = math.inf, 1.0, []
+    for name, eta, r in rows:
+        x = r**power_of
+        m, se, _, hi = _ci(x, z)
+        bound = 1.0 - eta * LAM * rate_num
+        alt = 1.0 - eta * LAM * rate_num / 2.0  # the claimed rate halved
+        rate = (1.0 - m) / (eta * LAM)
+        lines.append(f"{name}: {m:.7f} (hi {hi:.7f}, bound {bound:.7f}; rate {rate:.3f} lambda)")
+        worst_margin = min(worst_margin, (bound - hi) / (eta * LAM))
+        worst_power = min(worst_power, _power_below(bound, alt, se, z))
+        assert hi < bound, f"{name}: upper {hi} >= bound {bound}"
+    audit.ours(worst_margin, 3, label=f"min over states of (bound - upper end)/(eta lambda), {label}")
+    text = PW.record(
+        audit,
+        worst_power,
+        alternative=f"{label} contraction rate half the paper's ({rate_num / 2:g} eta lambda per step): the upper end "
+        "must then reach the bound",
+        method=f"normal law of the mean ratio with our measured s.e. at each state, z = {z:.3f}; weakest state",
+    )
+    audit.evidence(
+        f"Common-gate step, 20000 minibatches per state, lambda = {LAM}; E[{label}+]/{label} with family-wise 95% "
+        f"interval (z = {z:.3f} over {len(rows)} states): " + "; ".join(lines) + ". First-order prediction from "
+        "E v = U/2 - q u (RG-7.drift): angular rate lambda, balance rate lambda + q - B/2 (2 lambda at B_t), squared "
+        f"rates doubled; the paper's bound is a factor ~4 weaker. {text}"
+    )
+
+
+@claim("RG-7.2.esq", reading=COMMON_READING)
+def test_common_gate_second_moment(audit):
+    _contraction_check(audit, 2, 0.5, "||e||^2")
+
+
+@claim("RG-7.2.eabs", reading=COMMON_READING)
+def test_common_gate_first_moment(audit):
+    _contraction_check(audit, 1, 0.25, "||e||")
+
+
+# --- source projective separation (Section 6, Appendix 11.2) --------------------------------------------------
+
+
+def _source_state(p: float, angle: float, balance: float = 0.0, scale: float = 1.0, psi: float = 0.0) -> np.ndarray:
+    r1, r2 = math.sqrt(p * B_S) * scale, math.sqrt((1.0 - p) * B_S) * scale
+    t1, t2 = psi + angle / 2.0, psi - angle / 2.0
+    return np.array(
+        [r1 * (1.0 + balance), r2, r1 * math.cos(t1), r1 * math.sin(t1), r2 * math.cos(t2), r2 * math.sin(t2)]
+    )
+
+
+# The derived rates of the averaged first-order projective update at the source minimum,
+# I - eta lambda (I + e1 e1^T) (dyn.projective_update_jacobian, checked under RG-3.projlin): lambda across e1 (the
+# angle) and 2 lambda along e1 (the balance). Not recomputed here: its SymPy series costs ~9 s of the 25 s budget.
+DERIVED_SOURCE_RATE = LAM
+
+
+@claim(
+    "RG-6.dstep",
+    reading="gamma read as the paper fixes it, some gamma in [lambda/2, lambda): the check confirms at "
+    "gamma = lambda/2 and reports the measured rate against the derived slowest rate lambda of "
+    "projective_update_jacobian",
+)
+def test_source_one_step(audit):
+    states = {
+        "S, p=0.4, angle 1e-3": _source_state(0.4, 1e-3),
+        "S, p=0.4, angle 1e-2": _source_state(0.4, 1e-2),
+        "p=0.4, angle 1e-3, balance 1e-3": _source_state(0.4, 1e-3, balance=1e-3),
+        "p=0.7, angle 1e-3, off S (scale 1.01, direction 0.01)": _source_state(0.7, 1e-3, scale=1.01, psi=0.01),
+    }
+    n = 20_000
+    z = S.z_bonferroni(len(states))
+    lines, worst_power, rates = [], 1.0, {}
+    for k, (name, th) in enumerate(states.items()):
+        d0 = O.projective_separation(th)
+        post = O.sgd_step(th, "source", LAM, ETA, BATCH, n, seed=SEED + 100 + k)
+        m, se, lo, hi = _ci(O.projective_separation(post) / d0, z)
+        bound = 1.0 - ETA * LAM / 2.0  # gamma = lambda/2
+        alt = 1.0 - ETA * LAM / 4.0  # gamma halved
+        g_hat, g_lo, g_hi = ((1.0 - v) / (ETA * LAM) for v in (m, hi, lo))
+        rates[name] = (g_hat, g_lo, g_hi)
+        lines.append(
+            f"{name}: E d+/d = {m:.7f} (hi {hi:.7f} < {bound:.6f}); gamma = {g_hat:.3f} [{g_lo:.3f}, {g_hi:.3f}] lambda"
+        )
+        worst_power = min(worst_power, _power_below(bound, alt, se, z))
+        assert hi < bound
+    ang = rates["S, p=0.4, angle 1e-3"]
+    audit.ours(ang[0], 4, label="measured gamma/lambda at S, angle 1e-3")
+    text = PW.record(
+        audit,
+        worst_power,
+        alternative="source contraction rate lambda/4 (half the smallest admissible gamma = lambda/2)",
+        method=f"normal law of the mean ratio with our measured s.e., z = {z:.3f}; weakest state",
+    )
+    audit.evidence(
+        f"Actual source SGD step (both gates, relu'(0) = 0), eta = {ETA}, b = {BATCH}, {n} minibatches per state, "
+        f"family-wise 95% (z = {z:.3f}): "
+        + "; ".join(lines)
+        + ". The derived averaged-Jacobian rates (RG-3.projlin) are "
+        "lambda (transverse) and 2 lambda (along e1, balance): the angular states contract at lambda within 3% "
+        f"(O(delta, eta) corrections), the balance state faster. {text}"
+    )
+    assert (
+        abs(ang[0] - DERIVED_SOURCE_RATE / LAM) < 0.03
+    )  # O(delta + eta) corrections to the first-order rate, measured 1.000 +- 0.008 (95%)
+
+
+@claim(
+    "RG-11.2.dsum",
+    reading="run from a point of the inner source tube; zeta_s (tube exit) is not reached, so the indicator is 1; "
+    "the infinite sum is the sum over 800 steps (t = 80 = 4/lambda) plus the tail E[d_N] eta/(1 - r), r the "
+    "measured per-step ratio of E d_n over the last 200 steps",
+)
+def test_source_sum(audit):
+    eta, b, streams, steps = 0.1, 16, 128, 800
+    th = _source_state(0.4, 1e-2, balance=2e-3)
+    d0 = O.projective_separation(th)
+    acc = np.zeros(streams)
+    means = np.empty(steps + 1)
+    last = {}
+
+    def rec(k, thetas):
+        d = O.projective_separation(thetas)
+        means[k] = d.mean()
+        if k < steps:
+            acc[:] += eta * d
+        else:
+            last["d"] = d
+
+    O.sgd_steps(th, "source", LAM, eta, b, streams, steps, seed=SEED + 200, record=rec)
+    r = (means[steps] / means[steps - 200]) ** (1.0 / 200)
+    tail = last["d"] * eta / (1.0 - r)
+    total = (acc + tail) / d0
+    m, se, lo, hi = _ci(total, S.Z95)
+    bound_half = 2.0 / LAM  # d0/gamma at gamma = lambda/2, in units of d0
+    gamma_max = 1.0 / hi / LAM  # largest gamma/lambda whose bound the interval clears
+    audit.ours(m, 5, label="E sum eta d_n / d_0")
+    audit.ours(gamma_max, 4, label="largest gamma/lambda with d_0/gamma above the upper end")
+    # per-step decay along the run against (1 - gamma eta)^n at gamma = lambda/2
+    ks = np.array([100, 200, 400, 800])
+    env = (1.0 - eta * LAM / 2.0) ** ks
+    ratio = means[ks] / d0
+    alt = 1.0 / (LAM / 4.0)  # gamma = lambda/4: the sum would be 4/lambda
+    text = PW.record(
+        audit,
+        _power_below(bound_half, alt, se, S.Z95),
+        alternative="contraction at lambda/4 (half the smallest admissible gamma): the sum would be d_0 4/lambda",
+        method="normal law of the mean sum with our measured s.e., z = 1.960",
+    )
+    audit.evidence(
+        f"Actual source SGD, eta = {eta}, b = {b}, {streams} independent streams of {steps} steps from S with "
+        f"angle 1e-2 and balance error 2e-3 (d_0 = {d0:.5f}): E sum eta d_n / d_0 = {m:.3f} [{lo:.3f}, {hi:.3f}] "
+        f"(95%, tail {float(np.mean(tail) / d0):.3f}), below 1/gamma = {bound_half:.0f} at gamma = lambda/2 and below "
+        f"1/gamma for every gamma <= {gamma_max:.3f} lambda; the derived value 1/lambda = 20 for rate lambda. "
+        f"E d_n/d_0 at n = {[int(k) for k in ks]}: {np.array2string(ratio, precision=4)} vs (1 - gamma eta)^n = "
+        f"{np.array2string(env, precision=4)}. {text}"
+    )
+    assert hi < bound_half
+    assert np.all(ratio < env)
+    assert gamma_max > 0.9  # the sum matches the derived rate lambda to within 10% (eta = 0.1 corrections)
+
+
+# --- target phase (Section 6, Section 7.4) ----------------------------------------------------------------------
+
+
+@claim("RG-6.Dstep", reading=DELTA_READING)
+def test_target_one_step(audit):
+    th0 = _tube_states()[0][1]  # B = B_s, angular e, the task-switch checkpoint
+    visited = {}
+
+    def rec(k, thetas):
+        if k in (0, 250, 500):
+            visited[k] = thetas[0].copy()
+
+    O.common_gate_steps(th0, LAM, ETA, BATCH, 1, 500, seed=SEED + 300, record=rec)
+    n = 20_000
+    z = S.z_bonferroni(len(visited))
+    bound = 1.0 - ETA * LAM / 4.0
+    alt = 1.0 - ETA * LAM / 8.0
+    lines, worst_power = [], 1.0
+    for k, th in visited.items():
+        c = O.target_coordinates(th)
+        e0 = float(np.linalg.norm(c["e"]))
+        post = O.common_gate_step(th, LAM, ETA, BATCH, n, seed=SEED + 310 + k)
+        m, se, _, hi = _ci(np.linalg.norm(O.target_coordinates(post)["e"], axis=1) / e0, z)
+        Bk = th[0] * math.hypot(th[2], th[3]) + th[1] * math.hypot(th[4], th[5])
+        lines.append(f"step {k} (B = {Bk:.3f}, rho = {float(c['rho']):.3f}): {m:.7f} (hi {hi:.7f} < {bound:.7f})")
+        worst_power = min(worst_power, _power_below(bound, alt, se, z))
+        assert hi < bound
+    # contrast: actual SGD from the checkpoint with the splitting at 1e-2 expands at the population rate A
+    c = O.target_coordinates(th0)
+    big = O.from_target_coordinates(c["h"], float(c["rho"]), c["e"] * 10.0)
+    e_big = float(np.linalg.norm(O.target_coordinates(big)["e"]))
+    act = O.sgd_step(big, "target", LAM, ETA, BATCH, 40_000, seed=SEED + 320)
+    ma, sa, la, _ = _ci(np.linalg.norm(O.target_coordinates(act)["e"], axis=1) / e_big, S.Z95)
+    growth = (ma - 1.0) / ETA
+    audit.ours(growth, 3, label="actual SGD (E||e+||/||e|| - 1)/eta at ||e|| = 1e-2 (population rate A = 0.587)")
+    text = PW.record(
+        audit,
+        worst_power,
+        alternative="contraction rate eta lambda/8 per step (half the paper's)",
+        method=f"normal law of the mean ratio with our measured s.e., z = {z:.3f}; weakest state",
+    )
+    audit.evidence(
+        f"Common-gate process, eta = {ETA}, b = {BATCH}, at states one stream visits from the task-switch checkpoint "
+        f"(B = B_s, angular e of norm 1e-3), {n} minibatches each, family-wise 95% (z = {z:.3f}): "
+        + "; ".join(lines)
+        + f". Contrast, actual SGD from the same checkpoint with ||e|| = 1e-2: E||e+||/||e|| = {ma:.5f} "
+        f"(lower {la:.5f}), growth {growth:.3f} per unit time against A = q - lambda = {Q_F - LAM:.3f}. {text}"
+    )
+    assert la > 1.0  # actual SGD does not contract: the rare wedge samples carry the population rate
+    assert abs(growth - (Q_F - LAM)) < 5 * sa / ETA + 0.05  # A within 5 s.e. plus O(eta, ||e||) corrections
+
+
+@claim(
+    "RG-7.4.etilde",
+    reading=COMMON_READING + " e~_n is e of the common-gate process from the checkpoint; no stream leaves the tube "
+    "(|rho| and B are reported), so the indicator 1{n < zeta_t} is 1 and dropping it only enlarges the left side.",
+)
+def test_target_multi_step(audit):
+    th0 = _tube_states()[0][1]
+    streams, steps = 500, 400
+    checkpoints = (100, 200, 400)
+    norms, rho_max, B_range = {}, [0.0], [math.inf, -math.inf]
+
+    def rec(k, thetas):
+        if k % 50:
+            return
+        c = O.target_coordinates(thetas)
+        rho_max[0] = max(rho_max[0], float(np.max(np.abs(c["rho"]))))
+        if k in checkpoints:
+            norms[k] = np.linalg.norm(c["e"], axis=1)
+            Bk = thetas[:, 0] * np.hypot(thetas[:, 2], thetas[:, 3]) + thetas[:, 1] * np.hypot(
+                thetas[:, 4], thetas[:, 5]
+            )
+            B_range[0], B_range[1] = min(B_range[0], float(Bk.min())), max(B_range[1], float(Bk.max()))
+
+    rec(0, th0[None, :])
+    O.common_gate_steps(th0, LAM, ETA, BATCH, streams, steps, seed=SEED + 400, record=rec)
+    z = S.z_bonferroni(len(checkpoints))
+    lines, worst_power = [], 1.0
+    for k in checkpoints:
+        m, se, _, hi = _ci(norms[k] / E_NORM, z)
+        bound = (1.0 - ETA * LAM / 4.0) ** k
+        alt = (1.0 - ETA * LAM / 8.0) ** k
+        lines.append(f"n = {k}: {m:.5f} (hi {hi:.5f}) vs (1 - eta lambda/4)^n = {bound:.5f}")
+        worst_power = min(worst_power, _power_below(bound, alt, se, z))
+        assert hi < bound
+    rate = -math.log(float(np.mean(norms[400])) / E_NORM) / (400 * ETA * LAM)
+    audit.ours(rate, 3, label="effective rate of E||e~_n|| over 400 steps, in units of lambda")
+    text = PW.record(
+        audit,
+        worst_power,
+        alternative="(1 - eta lambda/8)^n, the rate halved",
+        method=f"normal law of the mean with our measured s.e., z = {z:.3f}; weakest n",
+    )
+    audit.evidence(
+        f"Common-gate process from the task-switch checkpoint (B = B_s, p = 0.4, angular e, Delta_0 = 1e-3), "
+        f"eta = {ETA}, b = {BATCH}, {streams} independent streams: "
+        + "; ".join(lines)
+        + f" (family-wise 95%, z = {z:.3f}). Along the runs (every 50 steps) max |rho| = {rho_max[0]:.3f} and B in "
+        f"[{B_range[0]:.3f}, {B_range[1]:.3f}] (the amplitude transient toward B_t): inside the tube. {text}"
+    )
+
+
+# --- Section 4: one wedge sample; activation frequency ----------------------------------------------------------
+
+
+def _wedge_inputs(angle_between: float, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Inputs uniform on the disk conditioned on the gates of (cos, +-sin)(angle/2) directions disagreeing."""
+    side = rng.integers(0, 2, n) * 2 - 1
+    ph = side * math.pi / 2 + angle_between * (rng.random(n) - 0.5)
+    r = 2.0 * np.sqrt(rng.random(n))
+    return np.stack((r * np.cos(ph), r * np.sin(ph)), axis=-1)
+
+
+@claim(
+    "RG-4.jump",
+    reading="the splitting is the angle delta between w1 and w2 at the target clone w_{1,2} = (s_*, +-varphi), "
+    "a_i = s_*; 'one such sample changes the splitting' read as the change of delta by that sample's term "
+    "(eta/b) grad l(x) of the minibatch step; 'order' checked as exponents (1, -1, 0) of E|change| in "
+    "(eta, b, delta) over a grid with eta/(b delta) <= 0.07 (linear response) and an O(1) constant",
+)
+def test_wedge_sample_jump(audit):
+    s_star = math.sqrt(B_T / 2.0)
+    rng = np.random.default_rng(SEED + 500)
+    n = 4000
+    cells = {}  # (eta, b, delta) -> (mean |change|, s.e., fraction increasing)
+    for dl in (1e-3, 1e-2):  # independent wedge samples per delta; the same samples across (eta, b)
+        ph = s_star * math.tan(dl / 2.0)
+        th = np.array([s_star, s_star, s_star, ph, s_star, -ph])
+        x = _wedge_inputs(dl, n, rng)
+        assert np.all(O.disagreements(th, x))
+        grads = O.sample_gradients(th, "target", x)
+        d0 = O.angle(th)
+        for eta in (1e-4, 1e-3):
+            for b in (16, 64):
+                change = O.angle(th[None, :] - (eta / b) * grads) - d0
+                a = np.abs(change)
+                cells[eta, b, dl] = (float(a.mean()), float(a.std(ddof=1) / math.sqrt(n)), float(np.mean(change > 0)))
+    # exponents from ratios of cell means; eta and b within one delta (same samples: linear response in the step),
+    # delta across the two independent sample sets (its s.e. from both cells by the delta method)
+    lg = math.log(10.0)
+    alpha = math.log(cells[1e-3, 16, 1e-2][0] / cells[1e-4, 16, 1e-2][0]) / lg
+    beta = math.log(cells[1e-3, 64, 1e-2][0] / cells[1e-3, 16, 1e-2][0]) / math.log(4.0)
+    m1, s1, _ = cells[1e-3, 16, 1e-3]
+    m2, s2, _ = cells[1e-3, 16, 1e-2]
+    gam = math.log(m2 / m1) / lg
+    gam_se = math.hypot(s1 / m1, s2 / m2) / lg
+    z = S.Z95
+    kappa = np.array([m * b / eta for (eta, b, _), (m, _, _) in cells.items()])
+    up = [f for (_, _, f) in cells.values()]
+    audit.ours(alpha, 4, label="exponent of eta")
+    audit.ours(beta, 4, label="exponent of b")
+    audit.ours(gam, 4, label="exponent of delta (of the relative change: this minus 1)")
+    audit.ours(float(np.median(kappa)), 3, label="E|change| b/eta (median over cells)")
+    # alternative: no O(1) jump, a change proportional to the splitting (order eta delta/b: delta-exponent 1)
+    power = S.power_normal(1.0, gam_se, z * gam_se)
+    text = PW.record(
+        audit,
+        power,
+        alternative="a change of order eta delta/b (delta-exponent 1: no O(1) jump, only the common-gate scale)",
+        method="normal law of the fitted delta-exponent with its delta-method s.e., z = 1.960",
+    )
+    audit.evidence(
+        f"Target clone s_* = sqrt(B_t/2), {n} independent wedge inputs per delta (uniform on the disk conditioned on "
+        "disagreement, all checked to disagree); change of the angle by one sample's term of a step, grid eta in "
+        "{1e-4, 1e-3}, b in {16, 64}, delta in {1e-3, 1e-2}. Exponents of E|change|: eta "
+        f"{alpha:.4f}, b {beta:.4f} (these two hold by linear response: the term is (eta/b) grad l by definition, so "
+        f"they only show the angle responds linearly here), delta {gam:.4f} +- {gam_se:.4f} (95%: "
+        f"{gam - z * gam_se:.4f}, {gam + z * gam_se:.4f}), the substantive part: an O(1) jump that does not shrink "
+        f"with the splitting. E|change| b/eta over the 8 cells: [{kappa.min():.3f}, {kappa.max():.3f}], so the "
+        f"relative change is ({kappa.min():.2f} to {kappa.max():.2f}) x eta/(b delta). Fraction of wedge samples "
+        f"that increase delta: {min(up):.3f} to {max(up):.3f}. {text}"
+    )
+    assert abs(alpha - 1.0) < 0.02 and abs(beta + 1.0) < 0.02  # linear response; 0.02: O(eta/(b delta)) curvature
+    assert abs(gam) <= z * gam_se + 0.02  # 0.02: the same curvature
+    assert 0.05 < kappa.min() and kappa.max() < 20.0  # an O(1) constant
+
+
+@claim("RG-4.half")
+def test_half_activation(audit):
+    # one unit's gate depends on X only through its direction: for w at direction psi the gate is open on the arc
+    # (psi - pi/2, psi + pi/2); integrate the disk's uniform density over that sector (radius from disk_radius)
+    c = disk_radius()
+    psi_s = sp.Symbol("psi", real=True)
+    inner = sp.integrate(rho_s, (rho_s, 0, c))  # polar Jacobian rho
+    frac = sp.simplify(sp.integrate(inner / (sp.pi * c**2), (phi, psi_s - sp.pi / 2, psi_s + sp.pi / 2)))
+    disagree = dyn.disagreement_probability_2d()
+    audit.ours(frac, label="P(w.X > 0)")
+    audit.ours(disagree, label="P(gates differ)")
+    assert frac == sp.Rational(1, 2)  # for every psi: no dependence on the other unit, hence on delta
+    assert sp.simplify(disagree - delta / sp.pi) == 0
+    # Monte Carlo cross-check at the target clone for several delta, Wilson 95% (Bonferroni over 3 x 3 proportions)
+    n = 250_000
+    rng = np.random.default_rng(SEED + 600)
+    z = S.z_bonferroni(9)
+    lines = []
+    for dl in (1e-2, 0.3, 2.0):
+        th = np.array([1.0, 1.0, math.cos(dl / 2), math.sin(dl / 2), math.cos(dl / 2), -math.sin(dl / 2)])
+        x = O.sample_disk(rng, (n,))
+        k1, k2 = int(np.sum(x @ th[2:4] > 0)), int(np.sum(x @ th[4:6] > 0))
+        kd = int(np.sum(O.disagreements(th, x)))
+        for k, p0 in ((k1, 0.5), (k2, 0.5), (kd, dl / math.pi)):
+            lo, hi = S.wilson_interval(k, n, z)
+            assert lo <= p0 <= hi
+        lines.append(
+            f"delta = {dl:g}: {k1 / n:.4f}, {k2 / n:.4f} active; {kd / n:.5f} differ (delta/pi {dl / math.pi:.5f})"
+        )
+    base_power = S.power_one_sample(0.5, 0.505, n, z=z)
+    text = PW.record(
+        audit,
+        base_power,
+        alternative="an activation frequency 0.505 (a 1% relative departure from one half)",
+        method=f"exact binomial enumeration of the Wilson interval at z = {z:.3f}, n = {n}",
+    )
+    audit.evidence(
+        "SymPy: P(w.X > 0) for w at any direction psi = the disk's uniform mass of the sector "
+        "(psi - pi/2, psi + pi/2) = 1/2; it does not involve the other unit, so it holds for every delta, while the "
+        "gates differ with probability delta/pi (RG-9.wedge derivation). Monte Carlo cross-check, 250000 inputs per "
+        "delta, Wilson intervals family-wise 95%: " + "; ".join(lines) + f". {text}"
+    )
+
+
+# --- Section 2: angle of order eta/b, time of order lambda^{-1} log(b/eta) ---------------------------------------
+
+
+@claim(
+    "RG-2.scale",
+    reading="'within angle of order eta/b' read through the expected number of sampled disagreements along the "
+    "contracting common-gate process (the paper's Poisson count, Section 8): sum_n b E[delta_n]/pi = "
+    "b delta_0/(pi (1 - r)) with r = E[delta+]/delta the measured one-step ratio, so the threshold angle is "
+    "delta* = pi (1 - r)/b; the time is that of source contraction from a fixed angle delta_s to delta* at the "
+    "measured source angle rate",
+)
+def test_scaling_eta_over_b(audit):
+    th = _tube_states()[0][1]  # task-switch checkpoint, angular e
+    d_ang = O.angle(th)
+    n = 8000
+    cells = []
+    for k, (eta, b) in enumerate((e, b) for e in (0.005, 0.01, 0.02) for b in (4, 16, 64)):
+        post = O.common_gate_step(th, LAM, eta, b, n, seed=SEED + 700 + k)
+        r = O.angle(post) / d_ang
+        m, se = float(r.mean()), float(r.std(ddof=1) / math.sqrt(n))
+        cells.append((eta, b, math.pi * (1.0 - m) / b, math.pi * se / b))
+    X = np.array([[1.0, math.log(e), math.log(b)] for e, b, *_ in cells])
+    yv = np.array([math.log(c[2]) for c in cells])
+    W = np.diag([(c[2] / c[3]) ** 2 for c in cells])
+    cov = np.linalg.inv(X.T @ W @ X)
+    coef = cov @ X.T @ W @ yv
+    resid = yv - X @ coef
+    chi2_dof = float(resid @ W @ resid) / (len(cells) - 3)
+    se = np.sqrt(np.diag(cov) * max(chi2_dof, 1.0))
+    z = S.z_bonferroni(3)
+    # source time: angle decay rate at S (one-step ratio of the angle under actual source SGD)
+    src = _source_state(0.4, 1e-3)
+    post = O.sgd_step(src, "source", LAM, ETA, BATCH, 20_000, seed=SEED + 790)
+    ms, ses, _, _ = _ci(O.angle(post) / O.angle(src), S.Z95)
+    rate = (1.0 - ms) / ETA
+    rate_lo, rate_hi = (1.0 - ms - S.Z95 * ses) / ETA, (1.0 - ms + S.Z95 * ses) / ETA
+    slope = 1.0 / rate  # T* = log(delta_s/delta*)/rate = (1/rate) log(b/eta) + const
+    audit.ours(coef[1], 4, label="exponent of eta in delta*")
+    audit.ours(coef[2], 4, label="exponent of b in delta*")
+    audit.ours(slope * LAM, 4, label="lambda x slope of T* in log(b/eta)")
+    const, const_se = cells[4][2] * 16 / 0.01, cells[4][3] * 16 / 0.01
+    const_pred = math.pi * (Q_F - B_S / 2.0)
+    power = S.power_normal(0.5, float(se[2]), z * float(se[2]))
+    text = PW.record(
+        audit,
+        power,
+        alternative="a threshold of order eta/sqrt(b) (b-exponent -1/2, a diffusive reading)",
+        method=f"normal law of the fitted exponent with its weighted least-squares s.e., z = {z:.3f}",
+    )
+    audit.evidence(
+        f"Common-gate step from the task-switch checkpoint, {n} minibatches per cell, eta in {{0.005, 0.01, 0.02}}, "
+        f"b in {{4, 16, 64}}: delta* = pi (1 - r)/b from {min(c[2] for c in cells):.3g} to "
+        f"{max(c[2] for c in cells):.3g}; weighted fit log delta* = c + alpha log eta + beta log b: alpha = "
+        f"{coef[1]:.4f} +- {se[1]:.4f}, beta = {coef[2]:.4f} +- {se[2]:.4f} (chi2/dof {chi2_dof:.2f}); delta* b/eta = "
+        f"{const:.4f} +- {const_se:.4f} at eta = 0.01, b = 16, against pi (q - B_s/2) = {const_pred:.4f}: at the "
+        "task switch the angle contracts at q - B/2 (lambda from e, the rest from the growth of |w| during the "
+        "amplitude transient; lambda at the target clone). Source angle rate at S (actual SGD, "
+        f"eta = {ETA}, b = {BATCH}, 20000 minibatches): {rate:.5f} [{rate_lo:.5f}, {rate_hi:.5f}] (95%), so the time "
+        f"to reach delta* is (1/rate) log(b/eta) + O(1) with slope {slope:.2f} = {slope * LAM:.3f}/lambda. {text}"
+    )
+    assert abs(coef[1] - 1.0) <= z * se[1] + 0.02  # 0.02: O(eta) corrections to 1 - r = eta lambda + O(eta^2/b)
+    assert abs(coef[2] + 1.0) <= z * se[2] + 0.02
+    assert abs(const - const_pred) <= S.Z95 * const_se + 0.02 * const_pred  # 2%: O(eta) terms of 1 - r
+    assert rate_lo <= LAM * 1.05 and rate_hi >= LAM * 0.95  # source angle rate lambda within 5% (O(delta, eta))
