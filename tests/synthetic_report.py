@@ -100,3 +100,34 @@ def synthetic_report(directory: Path) -> dict:
     report = build_report(REGISTRY, results, "quick", directory)
     write_report(report, directory)
     return report
+
+
+def version0_report(ours: str) -> dict:
+    """A one-claim report as written before schema version 1 (no schema_version, ours as text only)."""
+    return {
+        "generated": "2026-01-01T00:00:00+00:00",
+        "profile": "quick",
+        "git_revision": "abc1234",
+        "summary": {"multipath": {"confirmed": 1}},
+        "claims": [
+            {
+                "id": "MP-6.map",
+                "paper": "multipath",
+                "where": "Section 6",
+                "statement": "s",
+                "kind": "constant",
+                "paper_value": "0.25",
+                "ours": ours,
+                "verdict": "confirmed",
+                "reading": "",
+                "discrepancy": "",
+                "evidence": "e",
+                "figures": [],
+                "checks": ["verify/m/test_a.py::test_b [passed]"],
+                "power": None,
+                "alternative": None,
+            }
+        ],
+        "sweeps": None,
+        "instruments": [],
+    }

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.synthetic_report import HOSTILE, png_bytes, synthetic_report
+from tests.synthetic_report import HOSTILE, png_bytes, synthetic_report, version0_report
 from verify.report import FLAGGED, render_markdown, write_report
 from verify.report_html import figure_data_uri, render_html
 
@@ -115,31 +115,7 @@ def test_summary_then_flagged_then_papers(synthetic):
 
 
 def test_a_version_0_report_renders(tmp_path):
-    v0 = {
-        "generated": "2026-01-01T00:00:00+00:00",
-        "profile": "quick",
-        "git_revision": "abc1234",
-        "summary": {"multipath": {"confirmed": 1}},
-        "claims": [
-            {
-                "id": "MP-6.map",
-                "paper": "multipath",
-                "where": "Section 6",
-                "statement": "s",
-                "kind": "constant",
-                "paper_value": "0.25",
-                "ours": "x = 0.2500001",
-                "verdict": "confirmed",
-                "reading": "",
-                "discrepancy": "",
-                "evidence": "e",
-                "figures": [],
-                "checks": ["verify/m/test_a.py::test_b [passed]"],
-                "power": None,
-                "alternative": None,
-            }
-        ],
-    }
+    v0 = version0_report("x = 0.2500001")
     page = render_html(v0, tmp_path)
     assert 'id="MP-6.map"' in page and "<code>0.25</code>" in page and "not recorded" in page
 

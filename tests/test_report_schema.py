@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import sympy
 
-from tests.synthetic_report import synthetic_report
+from tests.synthetic_report import synthetic_report, version0_report
 from verify.audit import Audit, format_value
 from verify.registry import KINDS
 from verify.report import PACKAGES, SCHEMA_VERSION, VERDICTS, _cpu, environment, migrate, parse_values
@@ -107,33 +107,7 @@ def test_audit_tolerance_needs_a_reason_and_a_number():
 
 
 def _v0_report() -> dict:
-    return {
-        "generated": "2026-01-01T00:00:00+00:00",
-        "profile": "quick",
-        "git_revision": "abc1234",
-        "summary": {"multipath": {"confirmed": 1}},
-        "claims": [
-            {
-                "id": "MP-6.map",
-                "paper": "multipath",
-                "where": "Section 6",
-                "statement": "s",
-                "kind": "constant",
-                "paper_value": "0.25",
-                "ours": "x = 0.25; 1/3 = 0.33; [1, 2]",
-                "verdict": "confirmed",
-                "reading": "",
-                "discrepancy": "",
-                "evidence": "e",
-                "figures": [],
-                "checks": ["verify/m/test_a.py::test_b [passed]"],
-                "power": None,
-                "alternative": None,
-            }
-        ],
-        "sweeps": None,
-        "instruments": [],
-    }
+    return version0_report("x = 0.25; 1/3 = 0.33; [1, 2]")
 
 
 def test_version_0_migrates_and_validates(validator):

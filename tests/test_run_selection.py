@@ -386,7 +386,8 @@ def test_xdist_outside_verify_writes_no_report_and_says_so(pytester):
     pytester.makepyfile(test_x='from verify.audit import claim\n\n@claim("MP-6.map")\ndef test_a():\n    pass\n')
     result = pytester.runpytest_subprocess("-p", "verify.plugin", "-p", "no:cacheprovider", "-n", "1")
     result.stdout.fnmatch_lines(["no report written: claim checks ran under pytest-xdist (-n); run without -n"])
-    assert not (pytester.path / "verify-report").exists()
+    # the report folder may exist (the writability check before the run creates it), the report may not
+    assert not (pytester.path / "verify-report" / "report.json").exists()
 
 
 def test_real_claim_ids_select_with_k():

@@ -407,3 +407,23 @@ def grid_cells(*axes: list) -> int:
 def composition_slack() -> sp.Expr:
     """``2(1 + (T+H)/eta) - [(1 + T/eta) + (1 + H/eta)]``: merging the source and target exceptional terms (App. 13)."""
     return sp.simplify(2 * (1 + (T + H) / eta) - ((1 + T / eta) + (1 + H / eta)))
+
+
+def balanced_projective_error() -> tuple[sp.Expr, tuple[sp.Symbol, sp.Symbol]]:
+    """|e| at a balanced checkpoint: units z_i = (s, s cos(d/2), +-s sin(d/2)) (Appendix 19's construction).
+
+    From the Section 7 coordinates h = (z1 + z2)/sqrt 2, d_z = (z1 - z2)/sqrt 2: here d_z is
+    orthogonal to h, so rho = 0 and |e| = |d_z| = sqrt 2 s sin(d/2). Returns (|e|, (s, d)).
+
+    >>> err, (s_, d_) = balanced_projective_error()
+    >>> sp.simplify(err - sp.sqrt(2) * s_ * sp.sin(d_ / 2))
+    0
+    """
+    s_, d_ = sp.symbols("s delta_0", positive=True)
+    z1 = sp.Matrix([s_, s_ * sp.cos(d_ / 2), s_ * sp.sin(d_ / 2)])
+    z2 = sp.Matrix([s_, s_ * sp.cos(d_ / 2), -s_ * sp.sin(d_ / 2)])
+    rho, e = projective_coordinates((z1 + z2) / sp.sqrt(2), (z1 - z2) / sp.sqrt(2))
+    assert sp.simplify(rho) == 0
+    norm = sp.sqrt(2) * s_ * sp.sin(d_ / 2)  # the root of |e|^2 that is positive for 0 < delta_0 < pi
+    assert sp.simplify(e.dot(e) - norm**2) == 0
+    return norm, (s_, d_)

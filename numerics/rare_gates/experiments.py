@@ -639,6 +639,23 @@ def floor_time(t: np.ndarray, angle: np.ndarray, level: float = 1e-15) -> float:
     return float(t[hit[0]]) if hit.size else math.nan
 
 
+def _replay_each(
+    ids: np.ndarray, delta0: float, perturb: float, seed: int, **kwargs: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Double-double replays of the constructed-checkpoint streams ``ids`` (not contiguous), one at a time.
+
+    ``kwargs`` go to :func:`~numerics.rare_gates.simulate.simulate_extended` (b, eta, horizon,
+    lam, check_every). Returns the recovery times, first-disagreement times and final angles.
+    """
+    rec, first, angle = (np.full(ids.size, np.nan) for _ in range(3))
+    for j, i in enumerate(ids):
+        ext = simulate_extended(
+            **start(delta0, perturb, seed, int(i), 1), streams=1, first_stream=int(i), seed=seed, **kwargs
+        )
+        rec[j], first[j], angle[j] = ext.recovery_time[0], ext.first_disagreement_time[0], ext.final_angle[0]
+    return rec, first, angle
+
+
 def extended_rerun(
     per_setting: int | None,
     *,
@@ -691,21 +708,9 @@ def extended_rerun(
             )
             rec, first = ext.recovery_time, ext.first_disagreement_time
         else:  # a few streams, each replayed alone (stream ids are not contiguous)
-            rec = np.full(ids.size, np.nan)
-            first = np.full(ids.size, np.nan)
-            for j, i in enumerate(ids):
-                ext = simulate_extended(
-                    **start(d, perturb, s, int(i), 1),
-                    b=b,
-                    eta=eta,
-                    horizon=horizon,
-                    lam=lam,
-                    streams=1,
-                    first_stream=int(i),
-                    seed=s,
-                    check_every=check_every,
-                )
-                rec[j], first[j] = ext.recovery_time[0], ext.first_disagreement_time[0]
+            rec, first, _ = _replay_each(
+                ids, d, perturb, s, b=b, eta=eta, horizon=horizon, lam=lam, check_every=check_every
+            )
         out.append(
             {
                 "b": b,
@@ -745,20 +750,7 @@ def extended_floor(
     pool = max(4 * streams, 32)  # quiet streams are ~90% of this setting's; a pool of 4x is ample
     f64 = constructed_sgd(delta0, perturb, s, 0, pool, b=b, eta=eta, horizon=horizon, lam=lam, check_every=check_every)
     quiet = np.flatnonzero(~np.isfinite(f64.recovery_time) & (f64.disagreements == 0))[:streams]
-    dd = np.empty(quiet.size)
-    for j, i in enumerate(quiet):
-        ext = simulate_extended(
-            **start(delta0, perturb, s, int(i), 1),
-            b=b,
-            eta=eta,
-            horizon=horizon,
-            lam=lam,
-            streams=1,
-            first_stream=int(i),
-            seed=s,
-            check_every=check_every,
-        )
-        dd[j] = ext.final_angle[0]
+    _, _, dd = _replay_each(quiet, delta0, perturb, s, b=b, eta=eta, horizon=horizon, lam=lam, check_every=check_every)
     return {
         "b": b,
         "delta0": delta0,

@@ -498,7 +498,9 @@ def test_half_activation(audit):
     "contracting common-gate process (the paper's Poisson count, Section 8): sum_n b E[delta_n]/pi = "
     "b delta_0/(pi (1 - r)) with r = E[delta+]/delta the measured one-step ratio, so the threshold angle is "
     "delta* = pi (1 - r)/b; the time is that of source contraction from a fixed angle delta_s to delta* at the "
-    "measured source angle rate",
+    "measured source angle rate. The b^-1 in delta* is built into this reading and 1 - r is proportional to eta "
+    "per step by its definition, so the fitted exponents test only that the one-step ratio's rate (1 - r)/eta does "
+    "not depend on b or eta, and the time's slope in log(b/eta) that the source rate is lambda",
 )
 def test_scaling_eta_over_b(audit):
     th = _tube_states()[0][1]  # task-switch checkpoint, angular e

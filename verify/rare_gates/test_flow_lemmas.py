@@ -85,7 +85,12 @@ def _regime_time(row, frac: float = 0.01) -> float:
     return float(T_SRC[bad[-1] + 1])
 
 
-@claim("RG-17.Cs", reading=D_READING)
+@claim(
+    "RG-17.Cs",
+    reading=D_READING + "; what can fail is the limit (log delta_s + lambda T settling to log C_s on every sampled "
+    "draw); the lemma's bounds 0 < C_- <= C_s <= C_+ < oo over K hold for any finite sample, so the sampled range "
+    "of C_s is reported, not tested",
+)
 def test_source_angle_constant(audit):
     rows = _d0_source()["rows"]
     i3000 = int(np.searchsorted(T_SRC, 3000.0))
@@ -382,8 +387,10 @@ def test_amplitude_inequality_on_paths(audit):
 
 @discrepancy(
     "RG-16.Bineq",
-    reason="As printed after Proposition 12's hypotheses, B' >= 2 sum omega_i(q_i - lambda) >= B(2A - B) fails at "
-    "points of that set where q_i < 0 and a_i != r_i (e.g. omega_1 = omega_2 = 0.99 * 2q, delta = 0.1, a_i = 3 r_i).",
+    reason="Display-literal, proof step only: as printed after Proposition 12's hypotheses, B' >= 2 sum omega_i(q_i - "
+    "lambda) >= B(2A - B) fails at points of that set where q_i < 0 and a_i != r_i (e.g. omega_1 = omega_2 = 0.99 * "
+    "2q, delta = 0.1, a_i = 3 r_i), far from where the proof uses it; along target GF from the proof's starts it "
+    "holds (the check of our side). The context that may restrict it to q_i >= 0 was lost in conversion.",
     reading="The surrounding text was lost in conversion: the display is read as holding along target GF from "
     "every point of Proposition 12's set {a_i, r_i > 0, omega_i <= 2q, 0 < delta < pi}.",
 )

@@ -662,3 +662,35 @@ def test_escape_time(audit):
     assert ints["antiderivative_residual"] == 0 and sp.simplify(ints["amplitude"] - sp.log(Bt_ / B0_)) == 0
     assert sp.N(amp_v).is_finite and amp_v.is_positive
     assert not sp.simplify(ints["balance"] * sp.exp(2 * lam * pf.T)).has(pf.T)
+
+
+@claim(
+    "RG-8.gammamult",
+    reading="the disagreement term of Proposition 6 is C b Delta_0 min{N, 1/eta} (RG-7.4.hazard); at a balanced "
+    "checkpoint (amplitude s per unit, angle delta_0) Delta_0 = |e| in Section 7's coordinates; 'a multiple of "
+    "Gamma' read as: for N >= 1/eta the term over Gamma = b delta_0/eta is a constant independent of b, eta and N, "
+    "and of delta_0 up to O(delta_0^2)",
+)
+def test_disagreement_term_is_a_multiple_of_gamma(audit):
+    err, (s_, d_) = pf.balanced_projective_error()
+    C, bb, Nn = sp.symbols("C b N", positive=True)
+    term_long = C * bb * err * sp.Min(Nn, 1 / eta)  # Proposition 6's disagreement term
+    gamma_ = bb * d_ / eta
+    ratio = sp.simplify((term_long / gamma_).subs(Nn, 2 / eta))  # any N >= 1/eta
+    limit = sp.limit(ratio, d_, 0)
+    expansion = sp.series(ratio, d_, 0, 3).removeO()
+    audit.ours(err, label="|e| at the balanced checkpoint")
+    audit.ours(ratio, label="term / Gamma for N >= 1/eta")
+    audit.ours(limit, label="as delta_0 -> 0")
+    audit.evidence(
+        "|e| from the projective coordinates of the balanced pair (rho = 0 there); the term over Gamma with "
+        "min{N, 1/eta} = 1/eta; free of b, eta and N exactly, and of delta_0 up to the relative O(delta_0^2) of "
+        "sin(delta_0/2) = delta_0/2 (1 - delta_0^2/24 + ...). For N < 1/eta the term is C b Delta_0 N instead: "
+        "a multiple of b delta_0 N, not of Gamma."
+    )
+    assert not (ratio.free_symbols & {bb, eta, Nn})
+    assert sp.simplify(limit - C * s_ / sp.sqrt(2)) == 0
+    assert sp.simplify(expansion - C * s_ / sp.sqrt(2) * (1 - d_**2 / 24)) == 0
+    frac = sp.Symbol("c", positive=True)  # N = c/eta with c < 1: fewer than 1/eta updates
+    short = sp.simplify((C * bb * err * Nn / gamma_).subs(Nn, frac / eta))
+    assert frac in short.free_symbols  # below 1/eta updates the ratio grows with N eta: the threshold matters
