@@ -200,3 +200,19 @@ def test_table1_perturbs_the_initialisations_by_id():
 def test_perturb_size_is_validated(bad):
     with pytest.raises(ValueError, match=r"size perturb must be a relative size in \[0, 1e-6\]"):
         E.sizes_with("quick", {"perturb": bad})
+
+
+@pytest.mark.parametrize(
+    ("call", "kwargs", "name"),
+    [
+        (E.extended_floor, {"streams": 0}, "streams"),
+        (E.warm_decay, {"init_id": 0, "streams": 0}, "streams"),
+        (E.warm_decay, {"init_id": -1, "streams": 4}, "init_id"),
+        (E.fresh_success, {"n_inits": 0, "eta": 0.01}, "n_inits"),
+        (E.warm_init_ids, {"n": 0}, "n"),
+        (E.repeated_settings, {"streams": 4, "streams_of": "grid"}, "streams_of"),
+    ],
+)
+def test_new_experiments_name_the_bad_parameter(call, kwargs, name):
+    with pytest.raises(ValueError, match=rf"^{name} "):
+        call(**kwargs)

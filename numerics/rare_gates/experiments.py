@@ -746,6 +746,7 @@ def extended_floor(
     :func:`~numerics.rare_gates.simulate.simulate_extended`. Returns ``ids``, ``f64_angle``
     and ``dd_angle`` (final angles) and the setting.
     """
+    streams = integer(streams, "streams", 1)
     s = table2_seed(b, delta0, seed)
     pool = max(4 * streams, 32)  # quiet streams are ~90% of this setting's; a pool of 4x is ample
     f64 = constructed_sgd(delta0, perturb, s, 0, pool, b=b, eta=eta, horizon=horizon, lam=lam, check_every=check_every)
@@ -960,7 +961,7 @@ def fresh_success(
     ``derive_seed(seed, 'fresh', eta)`` serves draw ``i``.
     """
     first_init = _first(first_init, "first_init")
-    init = d0_initialisations(n_inits, init_seed, first=first_init)
+    init = d0_initialisations(integer(n_inits, "n_inits", 1), init_seed, first=first_init)
     init = moved_rows(init, perturb, "init", init_seed, range(first_init, first_init + init.shape[0]))
     res = simulate_sgd(
         init,
