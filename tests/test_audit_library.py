@@ -368,6 +368,10 @@ def _power(p):
         (_claim(), [_check("failed", powers=[_power(0.3)])], "check-failed"),
         (_claim(), [_check("xfailed", discrepancy="d"), _check("passed", powers=[_power(0.3)])], "discrepancy"),
         (_claim(), [_check("passed", reading="r", fitted={"other": "22.2"})], "confirmed-reading"),
+        (_claim(), [_check("passed", reading="r"), _check("passed", vacuous="premise fails: T-2")], "vacuous"),
+        (_claim(), [_check("passed", vacuous="premise fails", powers=[_power(0.3)])], "inconclusive"),
+        (_claim(), [_check("passed", vacuous="premise fails"), _check("failed")], "check-failed"),
+        (_claim(), [_check("xfailed", discrepancy="d"), _check("passed", vacuous="premise fails")], "discrepancy"),
     ],
 )
 def test_verdict_for(claim, checks, verdict):
@@ -379,11 +383,24 @@ def test_every_verdict_is_reachable():
         "confirmed",
         "confirmed-reading",
         "inconclusive",
+        "vacuous",
         "discrepancy",
         "unverifiable",
         "check-failed",
         "not-run",
     }
+
+
+def test_vacuous_needs_its_reason_and_reaches_the_report(tmp_path, no_git):
+    from verify.audit import claim
+
+    with pytest.raises(ValueError, match="vacuous must say why"):
+        claim("T-1", vacuous=" ")
+    checks = [_check("passed", cid="T-1.vac", vacuous="its premise fails on GD (T-2)")]
+    report = build_report({"T-1.vac": _claim("T-1.vac")}, checks, "quick", tmp_path)
+    (c,) = report["claims"]
+    assert c["verdict"] == "vacuous" and c["vacuous"] == "its premise fails on GD (T-2)"
+    assert "- vacuous: its premise fails on GD (T-2)" in render_markdown(report)
 
 
 # ------------------------------------------------------------------------------ report
@@ -462,11 +479,11 @@ def test_write_report_and_markdown(no_git, tmp_path):
     assert md == render_markdown(report)
     for c in report["claims"]:
         assert f"### {c['id']} — {c['verdict']}" in md
-    assert "## Discrepancies, failed checks and inconclusive claims" in md
+    assert "## Discrepancies, failed checks, inconclusive and vacuous claims" in md
     assert "**T-1.disc**" in md and "**T-1.fail**" in md
     assert "paper 0.6, ours 0.59 \\| see Eq. (3)" in md  # pipes escaped in the claim entries
-    assert "| rare_gates | 1 | 1 | 0 | 1 | 1 | 1 | 0 |" in md
-    assert "| multipath | 0 | 0 | 0 | 0 | 0 | 0 | 1 |" in md
+    assert "| rare_gates | 1 | 1 | 0 | 0 | 1 | 1 | 1 | 0 |" in md
+    assert "| multipath | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1 |" in md
 
 
 def test_markdown_without_findings(no_git, tmp_path):
@@ -698,7 +715,7 @@ def test_plugin_end_to_end_verdicts(pytester, temp_registry, no_git):
     assert "assert 1 == 2" in by_id["T-1.fail"]["evidence"]
     out = result.stdout.str()
     assert (
-        "discrepancies, failed checks and inconclusive claims:" in out
+        "discrepancies, failed checks, inconclusive and vacuous claims:" in out
         and "T-1.disc [discrepancy] paper: 0.5 | ours: 0.59" in out
     )
 

@@ -1,4 +1,4 @@
-"""report.json schema version 1 (verify/report.schema.json): reports written validate, version 0 migrates.
+"""report.json schema version 2 (verify/report.schema.json): reports written validate, versions 0 and 1 migrate.
 
 Validation uses jsonschema (the lint extra); without it those tests skip with the reason.
 """
@@ -60,7 +60,7 @@ def test_schema_enums_follow_the_code():
 
 
 def test_written_report_validates(validator, written):
-    assert written["schema_version"] == 1
+    assert written["schema_version"] == SCHEMA_VERSION == 2
     assert _errors(validator, written) == []
 
 
@@ -114,13 +114,22 @@ def test_version_0_migrates_and_validates(validator):
     v0 = _v0_report()
     m = migrate(v0)
     assert "schema_version" not in v0  # a copy
-    assert m["schema_version"] == 1 and m["environment"] is None and m["git_dirty"] is None
+    assert m["schema_version"] == 2 and m["environment"] is None and m["git_dirty"] is None
     assert m["claims"][0]["values"] == parse_values("x = 0.25; 1/3 = 0.33; [1, 2]")
     assert m["claims"][0]["check_outcomes"] == [
         {"nodeid": "verify/m/test_a.py::test_b", "outcome": "passed", "message": ""}
     ]
     assert _errors(validator, m) == []
     assert migrate(m) == m
+
+
+def test_version_1_migrates_with_an_empty_vacuous_field(validator, written):
+    claims = [{k: v for k, v in c.items() if k != "vacuous"} for c in written["claims"]]
+    v1 = {**written, "schema_version": 1, "claims": claims}
+    assert _errors(validator, v1)  # version 1 is not the current schema
+    m = migrate(v1)
+    assert m["schema_version"] == 2 and all(c["vacuous"] == "" for c in m["claims"])
+    assert _errors(validator, m) == []
 
 
 def test_merged_report_fields_validate(validator, written):
@@ -137,7 +146,7 @@ def test_merged_report_fields_validate(validator, written):
 
 
 def test_schema_rejects_what_is_not_a_report(validator, written):
-    assert _errors(validator, {**written, "schema_version": 2})
+    assert _errors(validator, {**written, "schema_version": 3})
     claim = written["claims"][0]
     assert _errors(validator, {**written, "claims": [{**claim, "verdict": "maybe"}]})
     assert _errors(validator, {**written, "claims": [{**claim, "tolerance": [{"value": 1e-9, "reason": ""}]}]})

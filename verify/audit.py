@@ -13,6 +13,9 @@ A check is a test that names one registered claim::
 reconstruction; ``fitted={...}`` adds that the reading was chosen among alternatives
 because it reproduces the paper's number (the dict maps each alternative reading to
 what it gives), and ``by_construction="..."`` says why a check holds by construction.
+``vacuous="..."`` marks a check that confirms an implication whose premise fails where the
+paper applies it (the reason names the check that shows the premise failing): the verdict is
+then ``vacuous``, true and empty, never ``confirmed``.
 
 A discrepancy has two checks. Our own side is an ordinary ``@claim`` check that must
 pass. The paper's side is ``@discrepancy(id, reason="...")``: a strict xfail that
@@ -76,15 +79,25 @@ def paper_claim(holds, message: str) -> None:
         raise PaperClaimFails(message)
 
 
-def claim(claim_id: str, *, reading: str | None = None, fitted: dict | None = None, by_construction: str | None = None):
+def claim(
+    claim_id: str,
+    *,
+    reading: str | None = None,
+    fitted: dict | None = None,
+    by_construction: str | None = None,
+    vacuous: str | None = None,
+):
     """Mark a check of ``claim_id``.
 
     ``reading`` states a reconstruction the check relies on. ``fitted`` marks that reading
     as chosen because it reproduces the paper's number: a dict mapping each alternative
     reading to what it gives (needs ``reading``; the verdict is then at most
     confirmed-reading, and the report lists the alternatives). ``by_construction`` says
-    why the check holds by construction, where it does.
+    why the check holds by construction, where it does. ``vacuous`` says why what the check
+    confirms (an implication) is empty where the paper uses it: its premise fails there.
     """
+    if vacuous is not None and (not isinstance(vacuous, str) or not vacuous.strip()):
+        raise ValueError(f"{claim_id}: vacuous must say why the premise fails (a non-empty str)")
     if fitted is not None:
         if not reading:
             raise ValueError(f"{claim_id}: fitted needs the reading that was fitted (reading=...)")
@@ -94,7 +107,7 @@ def claim(claim_id: str, *, reading: str | None = None, fitted: dict | None = No
             or not all(isinstance(k, str) and isinstance(v, str) for k, v in fitted.items())
         ):
             raise ValueError(f"{claim_id}: fitted must map each alternative reading (str) to what it gives (str)")
-    return pytest.mark.claim(claim_id, reading=reading, fitted=fitted, by_construction=by_construction)
+    return pytest.mark.claim(claim_id, reading=reading, fitted=fitted, by_construction=by_construction, vacuous=vacuous)
 
 
 def uses(*experiments: str):

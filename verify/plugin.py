@@ -30,7 +30,7 @@ import pytest
 from .audit import Audit
 from .merge import merge_reports
 from .registry import PAPERS, load_registry
-from .report import VERDICTS, CheckResult, build_report, migrate, write_report
+from .report import FLAGGED, VERDICTS, CheckResult, build_report, migrate, write_report
 
 PROFILES = ("quick", "full")
 WIDTH = 80  # the terminal summary fits 80 columns
@@ -554,6 +554,7 @@ def pytest_runtest_makereport(item, call):
         powers=list(rec.powers),
         fitted=mark.kwargs.get("fitted"),
         by_construction=mark.kwargs.get("by_construction"),
+        vacuous=mark.kwargs.get("vacuous"),
     )
     return report
 
@@ -597,9 +598,10 @@ def _fit(text: str, width: int = WIDTH) -> str:
 
 
 _SHORT = {
-    "confirmed": "confirmed",
+    "confirmed": "confirm.",
     "confirmed-reading": "reading",
     "inconclusive": "inconcl.",
+    "vacuous": "vacuous",
     "discrepancy": "discrep.",
     "unverifiable": "unverif.",
     "check-failed": "FAILED",
@@ -681,15 +683,13 @@ def _write_summary(tr, report: dict, ran: set[str], merged: bool) -> None:
     for paper, counts in report["summary"].items():
         if counts:
             tr.write_line(f"{paper:<{width}} " + " ".join(f"{counts.get(v, 0):>{len(_SHORT[v])}}" for v in VERDICTS))
-    tr.write_line("(reading: confirmed-reading; FAILED: check-failed)")
-    flagged = [
-        c
-        for c in report["claims"]
-        if c["verdict"] in ("discrepancy", "check-failed", "inconclusive") and (c["id"] in ran or not run["partial"])
-    ]
+    tr.write_line("(confirm.: confirmed; reading: confirmed-reading; FAILED: check-failed)")
+    flagged = [c for c in report["claims"] if c["verdict"] in FLAGGED and (c["id"] in ran or not run["partial"])]
     if flagged:
         tr.write_line("")
-        tr.write_line("discrepancies, failed checks and inconclusive claims" + (" run now:" if run["partial"] else ":"))
+        tr.write_line(
+            "discrepancies, failed checks, inconclusive and vacuous claims" + (" run now:" if run["partial"] else ":")
+        )
         for c in flagged:
             tr.write_line(_fit(f"  {c['id']} [{c['verdict']}] paper: {c['paper_value']} | ours: {c['ours']}"))
             if c["verdict"] == "check-failed":

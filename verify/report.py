@@ -8,6 +8,9 @@ Verdicts (README.md, "Reading a verdict"):
   reading fitted to the paper's number is flagged ``fitted`` with its alternatives);
 - ``inconclusive``: every check passed, but a Monte Carlo check's power against its
   alternative is below 0.8: not rejected, and the check could not have told;
+- ``vacuous``: every check passed, but what they confirm is an implication whose premise
+  fails where the paper applies it (a check marked ``vacuous`` says which shows it): true
+  and empty;
 - ``discrepancy``: the paper's side failed in the one expected way (``PaperClaimFails``)
   while our own side passed;
 - ``unverifiable``: the registry says why the claim cannot be checked;
@@ -39,10 +42,21 @@ from numerics.provenance import git_dirty, git_revision
 
 from .registry import PAPERS, Claim
 
-VERDICTS = ("confirmed", "confirmed-reading", "inconclusive", "discrepancy", "unverifiable", "check-failed", "not-run")
-FLAGGED = ("discrepancy", "check-failed", "inconclusive")
+VERDICTS = (
+    "confirmed",
+    "confirmed-reading",
+    "inconclusive",
+    "vacuous",
+    "discrepancy",
+    "unverifiable",
+    "check-failed",
+    "not-run",
+)
+FLAGGED = ("discrepancy", "check-failed", "inconclusive", "vacuous")
 POWER_REQUIRED = 0.8
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (0, 1, 2)  # 1 -> 2 added the verdict 'vacuous' and the claim field 'vacuous'
+
 PACKAGES = ("numpy", "scipy", "sympy", "mpmath", "numba", "llvmlite")
 
 
@@ -60,6 +74,7 @@ class CheckResult:
     powers: list[dict] = field(default_factory=list)
     fitted: dict | None = None
     by_construction: str | None = None
+    vacuous: str | None = None
 
 
 def verdict_for(claim: Claim, checks: list[CheckResult]) -> str:
@@ -75,6 +90,8 @@ def verdict_for(claim: Claim, checks: list[CheckResult]) -> str:
         return "discrepancy"
     if any(p["power"] < POWER_REQUIRED for c in ran for p in c.powers):
         return "inconclusive"
+    if any(c.vacuous for c in ran):
+        return "vacuous"
     if any(c.reading for c in ran):
         return "confirmed-reading"
     return "confirmed"
@@ -256,6 +273,7 @@ def build_report(
                 "fitted": bool(fitted),
                 "alternatives": fitted,
                 "by_construction": " ".join(sorted({r.by_construction for r in checks if r.by_construction})),
+                "vacuous": " ".join(sorted({r.vacuous for r in checks if r.vacuous})),
             }
         )
     summary = {p: dict(Counter(x["verdict"] for x in claims if x["paper"] == p)) for p in PAPERS}
@@ -274,8 +292,9 @@ def build_report(
 
 
 def migrate(report: dict) -> dict:
-    """``report`` in schema version 1 (a copy), every claim with the version-1 fields.
+    """``report`` in the current schema version (a copy), every claim with its fields.
 
+    Version 1 lacks the claim field ``vacuous`` (``""``; version 1 had no such verdict).
     Version 0 (no ``schema_version``) lacks the environment (``null``), the dirty flag,
     tolerances and the values as data: values are parsed back from ``ours``
     (:func:`parse_values`). A version-1 report may hold claims kept from a version-0 run by
@@ -284,13 +303,14 @@ def migrate(report: dict) -> dict:
 
     >>> m = migrate({"claims": [{"id": "A", "verdict": "confirmed", "ours": "x = 2", "checks": ["t.py::a [passed]"]}]})
     >>> m["schema_version"], m["claims"][0]["values"], m["claims"][0]["check_outcomes"][0]["outcome"]
-    (1, [{'label': 'x', 'value': 2, 'text': '2'}], 'passed')
+    (2, [{'label': 'x', 'value': 2, 'text': '2'}], 'passed')
     """
     if not isinstance(report, dict) or not isinstance(report.get("claims"), list):
         raise ValueError("not an audit report (no claims list)")
     version = report.get("schema_version", 0)
-    if isinstance(version, bool) or version not in (0, SCHEMA_VERSION):
-        raise ValueError(f"unknown report schema_version {version!r} (this suite reads 0 and {SCHEMA_VERSION})")
+    if isinstance(version, bool) or version not in READABLE_VERSIONS:
+        readable = ", ".join(map(str, READABLE_VERSIONS))
+        raise ValueError(f"unknown report schema_version {version!r} (this suite reads {readable})")
     out = {**report, "schema_version": SCHEMA_VERSION}
     for key, default in (("git_dirty", None), ("environment", None), ("instruments", []), ("sweeps", None)):
         out.setdefault(key, default)
@@ -302,6 +322,7 @@ def migrate(report: dict) -> dict:
         if "values" not in c:
             c["values"] = parse_values(str(c.get("ours") or ""))
         c.setdefault("tolerance", [])
+        c.setdefault("vacuous", "")
         if "check_outcomes" not in c:
             c["check_outcomes"] = [_check_outcome(s) for s in c.get("checks") or []]
         claims.append(c)
@@ -448,7 +469,7 @@ def render_markdown(report: dict) -> str:
         if counts:
             lines.append(f"| {paper} | " + " | ".join(str(counts.get(v, 0)) for v in VERDICTS) + " |")
     flagged = [c for c in report["claims"] if c["verdict"] in FLAGGED]
-    lines += ["", "## Discrepancies, failed checks and inconclusive claims", ""]
+    lines += ["", "## Discrepancies, failed checks, inconclusive and vacuous claims", ""]
     if not flagged:
         lines.append("None.")
     for c in flagged:
@@ -531,6 +552,8 @@ def _markdown_claim(c: dict, captions: dict[str, list[str]], profile: str) -> li
         lines.append(f"  - alternative reading: {_md_escape(alt)} gives {_md_escape(gives)}")
     if c.get("by_construction"):
         lines.append(f"- holds by construction: {_md_escape(c['by_construction'])}")
+    if c.get("vacuous"):
+        lines.append(f"- vacuous: {_md_escape(c['vacuous'])}")
     for pw in c.get("power_checks") or []:
         label = f" ({pw['label']})" if pw.get("label") else ""
         lines.append(

@@ -1,7 +1,7 @@
 """report.html: the audit report as one self-contained page (no network, no external files).
 
 :func:`render_html` turns a report (schema version 0 or 1) into a page with, in order: the
-verdict counts per paper, the discrepancies, failed checks and inconclusive claims, filters
+verdict counts per paper, the discrepancies, failed checks, inconclusive and vacuous claims, filters
 (paper, verdict, kind; a few lines of inline JavaScript, the page reads in full without
 it), then per paper an index table (id, location, verdict, the paper's value against ours
 to the paper's digits) and every claim as an ``<article id="CLAIM-ID">``: statement, the
@@ -197,7 +197,7 @@ def _summary(report: dict) -> str:
 
 def _flagged(claims: list[dict]) -> str:
     flagged = [c for c in claims if c["verdict"] in FLAGGED]
-    out = ['<h2 id="flagged">Discrepancies, failed checks and inconclusive claims</h2>']
+    out = ['<h2 id="flagged">Discrepancies, failed checks, inconclusive and vacuous claims</h2>']
     if not flagged:
         return out[0] + "<p>None.</p>"
     out.append("<ul>")
@@ -284,6 +284,7 @@ def _claim(c: dict, captions: dict, profile: str, directory: Path | None) -> str
             "<br>".join(f"{_e(a)} gives {_e(g)}" for a, g in (c.get("alternatives") or {}).items()),
         ),
         ("by construction", _e(c.get("by_construction"))),
+        ("vacuous", _e(c.get("vacuous"))),
         ("discrepancy", _e(c.get("discrepancy"))),
         ("evidence", _e(c.get("evidence")) or "—"),
         ("power", _power(c)),

@@ -250,6 +250,29 @@ def test_identity_initialisation(audit):
     assert needs != sp.diag(*[needs[i, i] for i in range(2)])  # U^T V not diagonal for the non-symmetric case
 
 
+GENERAL_READING = (
+    "the first sentence after (11) read for the general target (5), M_* = U_* Sigma_* V_*^T with U_* != V_* allowed, "
+    "the setting of Sections 3.1-3.2 and of Definition B.1 (as MP-C.2.frames reads Appendix C.2)"
+)
+
+
+@discrepancy(
+    "MP-3.11",
+    reason="reading-dependent: for a general target (5) with U_* != V_* the identity start (11) is not in the SVS set "
+    "(Definition B.1 would need Q_{l+1} = Q_l for every layer, i.e. U_* = V_*), and GD leaves the target basis at "
+    "once (off-diagonals nonzero after one step, our side's exact values); the claim holds for symmetric targets, "
+    "which the next sentence of Section 3.3 names for the manifold but this sentence does not",
+    reading=GENERAL_READING,
+)
+def test_identity_initialisation_general_target():
+    out = dsvs.identity_init_offdiagonal()
+    off = [sp.nsimplify(v) for v in out["nonsymmetric"][:2]]
+    paper_claim(
+        all(v == 0 for v in off),
+        f"non-symmetric target (U_* = rotation(3/5, 4/5), V_* = I): U_*^T M(t) V_* off-diagonals after one step {off}",
+    )
+
+
 # ------------------------------------------------------------------ Eqs. (7), (27), (29) and Appendix C.2's frames
 @claim("MP-B.27")
 def test_pathway_map_telescopes(audit):
