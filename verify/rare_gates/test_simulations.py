@@ -1671,6 +1671,16 @@ def test_angle_floor(audit, results):
 
 
 FLOOR_RATIO = 2.0**-11  # unit roundoff of an 80-bit significand (2^-64) over float64's (2^-53)
+UNIVERSAL_ALT = 0.25  # checks of 'every member' state power against the property failing in a quarter of them
+
+
+def _universal_power(audit, n: int, what: str) -> None:
+    """Power of a check that every one of n independent members has a property, against it failing in a quarter."""
+    audit.power(
+        1 - (1 - UNIVERSAL_ALT) ** n,
+        alternative=f"{what} fails in a quarter of the members",
+        method=f"exact: P(at least one of {n} independent members fails) = 1 - 0.75^{n}",
+    )
 
 
 @claim(
@@ -1699,6 +1709,7 @@ def test_angle_floor_below_float64(audit, results):
         "prefactor by about 10%; a floor would put them some 1e4 times above it), while float64 stops near its "
         "resolution; the 80-bit floor predicted from the float64 one must lie within a factor 10 of 1e-19."
     )
+    _universal_power(audit, int(dd.size), "a double-double angle within a factor 2 of the mean path")
     assert dd.size > 0
     assert np.all((dd / path >= 0.5) & (dd / path <= 2.0))
     assert 1e-20 <= predicted <= 1e-18
@@ -2079,6 +2090,7 @@ def test_gd_points_above_the_line(audit, results):
         + "; ".join(delays[:12])
         + ("; ..." if len(delays) > 12 else "")
     )
+    _universal_power(audit, above, "a nearly inactive unit and the GF delay, for a GD record well above the line,")
     assert above > 0 and inactive == above and close == above
 
 
