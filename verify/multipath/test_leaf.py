@@ -126,7 +126,12 @@ def test_variance_equivalence(audit):
     assert errs["1e-4"] < errs["1e-3"] / 5 and errs["1e-5"] < errs["1e-4"] / 5 and errs["1e-5"] < 1e-3
 
 
-@claim("MP-E.4")
+@claim(
+    "MP-E.4",
+    reading="local: the expansion at ||z|| -> 0, as Proposition E.4 states it; Section 5.1's 'the sharpness at any "
+    "zero-loss point grows quadratically in ||z||' is read as this local statement (globally, along the zero-loss "
+    "set, Lambda stays below S_1 as ||z|| grows)",
+)
 def test_leaf_sharpness_expansion(audit):
     sym = {Hn: dl.leaf_sharpness_expansion(Hn) for Hn in (2, 3)}
     rows, folds = {}, {}
@@ -480,7 +485,9 @@ def test_explicit_c0_ours(audit, cycles):
 @discrepancy(
     "MP-E.11.c0",
     reason=(
-        "Measured on GD two-cycles (L = 3, 4, 6) the contraction coefficient is 2 kappa^2 (L-2)/(L-1) (our "
+        "reading-dependent: the paper derives c0 from a frozen linearisation under Hypothesis E.10; read as the "
+        "coefficient GD realises, measured on GD two-cycles (L = 3, 4, 6) the contraction coefficient is "
+        "2 kappa^2 (L-2)/(L-1) (our "
         "derivation), not 2(kappa^2 + kappa A) (measured values in the evidence): freezing kappa drops kappa(t+1) - "
         "kappa(t) = -kappa^2 (L-2)/(L-1) r(t), which is O(r) and contributes at order r^2, and on the actual orbit "
         "beta = -2A r makes r + r' = -A r^2, so the quadratic term enters with a negative sign, not as the positive "

@@ -401,6 +401,7 @@ def test_mode_coefficient_singular_value_ours(audit):
 @discrepancy(
     "MP-3.2.sv",
     reason=(
+        "reading-dependent (wording: read as 'the i-th largest singular value'): "
         "sigma_hi is a singular value of Omega_h only when it is non-negative (Definition B.1 adds non-negative "
         "entries; Section 3.2's Eq. (6) does not), and it is the singular value of the pair (u_*i, v_*i), not the "
         "i-th largest: a pathway's mode coefficients need not be ordered like the target's, even at a global minimum."
