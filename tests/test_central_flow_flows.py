@@ -248,6 +248,183 @@ def test_relu_gradient_flow_slides_and_keeps_every_law():
     assert errs[1] < errs[0] / 2.5 and errs[1] < 5e-3
 
 
+def _relu_instance(draw):
+    """A two-layer ReLU instance (n = 1, d = 3, N = 6, r = 3) drawn by the recipe of ``relu_setting`` under seed 0.
+
+    Built here, so these tests do not move with the audit's settings. Draw 3's central flow reaches a
+    sliding boundary at t = 3.38 on the edge, slides, leaves it at t = 3.59 into the other region (whose
+    sharpness is 1.0027 x 2/eta: the hybrid flow holds a region's sharpness where it finds it) and slides
+    again from t = 4.97 (the old hybrid flow stopped at t = 3.38); draw 8's has no sliding solution at t = 3.05.
+    """
+    rng = np.random.Generator(np.random.Philox(key=np.array([0, draw], dtype=np.uint64)))
+    X = rng.normal(size=(6, 3))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    Y = np.maximum(X @ rng.normal(size=(3, 2)), 0.0).sum(axis=1, keepdims=True)
+    Y /= np.linalg.norm(Y)
+    U, V = rng.normal(size=(1, 3)), rng.normal(size=(3, 3))
+    return models.relu_model(X, Y, 3), models.mf_pack(0.7 * U / np.linalg.norm(U, 2), 0.7 * V / np.linalg.norm(V, 2))
+
+
+def _sliding_run():
+    model, th = _relu_instance(3)
+    return model, th, 0.9, F.hybrid_flow(model, th, 0.9, 6.0, np.linspace(0, 6, 121))
+
+
+def test_relu_central_flow_slides_to_T_on_the_boundary_and_the_edge():
+    model, th, eta, traj = _sliding_run()
+    assert traj.stop is None and traj.t[-1] == 6.0
+    cf_slides = [s for s in traj.slides if s["k0"] == 1]
+    assert [s["pair"] for s in cf_slides] == [(0, 2), (5, 2)]  # the central flow itself reaches them
+    on = traj.sliding.any(axis=(1, 2)) & (traj.k == 1)
+    assert on.sum() >= 20
+    held_lam: dict[int, list[float]] = {}
+    for x, gates, mask, t in zip(traj.theta[on], traj.gates[on], traj.sliding[on], traj.t[on]):
+        slide = next(i for i, s in enumerate(cf_slides) if s["t0"] <= t <= s["t1"])
+        # the velocity keeps z' = 0 to rounding; the state carries the solver's error, rtol |theta| per step
+        assert np.max(np.abs(model.preacts(x)[mask])) <= 10 * F.RTOL * np.max(np.abs(x))
+        lam = np.linalg.eigvalsh(model.hessian(x, gates))[-1]  # the held region's sharpness
+        held_lam.setdefault(slide, []).append(lam * eta / 2)
+        st = F.sliding_velocity(model, x, eta, gates, [tuple(p) for p in np.argwhere(mask)])
+        assert np.all((st["alpha"] >= 0) & (st["alpha"] <= 1))  # the Filippov weights
+        assert np.all(st["P"] >= 0) and st["P"][0] > 0  # the held region oscillates
+    # an exact invariant of the sliding flow (c . v = 0 while P > 0): integration error only. The first slide
+    # begins on the edge; the second in the region entered at t = 3.59, at the sharpness the flow found there
+    assert np.max(np.abs(np.array(held_lam[0]) - 1)) <= 1e-9
+    assert np.ptp(held_lam[1]) <= 1e-9 and 1.0 < held_lam[1][0] < 1.01
+
+
+def test_sliding_velocity_is_the_projected_filippov_combination():
+    model, th, eta, traj = _sliding_run()
+    j = int(np.nonzero(traj.sliding.any(axis=(1, 2)) & (traj.k == 1))[0][0])
+    x, gates = traj.theta[j], traj.gates[j]
+    pair = tuple(int(a) for a in np.argwhere(traj.sliding[j])[0])
+    st = F.sliding_velocity(model, x, eta, gates, [pair])
+    assert st["active"][0] == (gates[pair],) and set(st["active"]) <= {(0.0,), (1.0,)}  # the held region first
+    G0, G1 = gates.copy(), gates.copy()
+    G0[pair], G1[pair] = 0.0, 1.0
+    a = st["alpha"][0]
+    filippov = -eta * ((1 - a) * model.grad(x, G0) + a * model.grad(x, G1))
+    v, C, P = st["velocity"], st["C"], st["P"]
+    scale = np.abs(filippov).sum() + np.abs(v).sum() + np.abs(C).sum() * np.abs(P).sum()
+    # v = the Filippov GF combination - (eta/2) sum_b P_b c_b; complementarity P_b >= 0, c_b . v <= 0, P_b c_b . v = 0
+    assert np.allclose(v, filippov - 0.5 * eta * P @ C, rtol=0, atol=1e3 * EPS * scale)
+    rate_tol = 1e3 * EPS * np.abs(C) @ np.abs(v)
+    assert np.all(P >= 0) and np.all(C @ v <= rate_tol) and np.all(np.abs(P * (C @ v)) <= P * rate_tol)
+    assert P[0] > 0 and abs(C[0] @ v) <= rate_tol[0]  # the held sharpness stays
+    n, d, r = model.shape
+    assert abs(model.data["X"][pair[0]] @ v[n * r :].reshape(d, r)[:, pair[1]]) <= 1e3 * EPS * scale
+    assert 0 < st["variance"] < np.inf
+    # in the gradient-flow phase (held region below the edge, no region at it) it is gradient flow's sliding
+    j = int(np.nonzero(traj.sliding.any(axis=(1, 2)) & (traj.k == 0))[0][0])
+    x, gates = traj.theta[j], traj.gates[j]
+    pairs = {(int(p[0]), int(p[1])) for p in np.argwhere(traj.sliding[j])}
+    gf = F.sliding_velocity(model, x, eta, gates, pairs, held_active=False)
+    ref = F._velocity(model, x, eta, 0, gates, pairs)  # the equivalent control of gradient_flow
+    assert gf["P"].size == 0 and np.all((gf["alpha"] >= 0) & (gf["alpha"] <= 1))
+    assert np.allclose(gf["velocity"], ref, rtol=0, atol=1e3 * EPS * np.abs(ref).sum())
+
+
+def test_relu_central_flow_leaves_the_sliding_set():
+    model, th, eta, traj = _sliding_run()
+    first = next(s for s in traj.slides if s["k0"] == 1)
+    assert first["exit"] == 1 and first["t1"] < 4.0  # left on the active side, the weight having reached 1
+    assert any(e["kind"] == "unslide" and e["pair"] == (0, 2) and e["t"] == first["t1"] for e in traj.events)
+    after = (traj.t > first["t1"]) & (traj.t < 4.9)
+    z = np.array([model.preacts(x)[0, 2] for x in traj.theta[after]])
+    assert after.sum() >= 5 and np.all(z > 0) and np.all(np.diff(z) > 0)  # off the boundary, into the gate-1 side
+    assert np.all(traj.gates[after][:, 0, 2] == 1) and not traj.sliding[after][:, 0, 2].any()
+
+
+def test_relu_central_flow_stops_only_with_a_reason():
+    model, th = _relu_instance(8)
+    traj = F.hybrid_flow(model, th, 0.9, 5.0, np.linspace(0, 5, 51))
+    assert traj.stop is not None and "no solution on the boundary of pair (0, 2)" in traj.stop
+    t_slide = next(e["t"] for e in traj.events if e["kind"] == "slide")
+    assert "outside [0, 1]" in traj.stop and 3.0 < t_slide < 3.1 and traj.t[-1] <= t_slide
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (dict(theta=np.zeros(3)), r"theta must have shape \(12,\)"),
+        (dict(eta=0.0), "eta must be a finite real number > 0"),
+        (dict(gates=np.ones((6, 2))), "gates must be an N x r = 6 x 3 array of 0/1"),
+        (dict(gates=np.full((6, 3), 0.5)), "gates must be an N x r = 6 x 3 array of 0/1"),
+        (dict(pairs=[]), "pairs must be a non-empty collection"),
+        (dict(pairs=[(6, 0)]), r"0 <= i < 6, 0 <= j < 3"),
+        (dict(pairs=[0]), "pairs must be a non-empty collection of"),
+        (dict(policy="gf"), "policy must be 'hybrid' or 'cf'"),
+    ],
+)
+def test_sliding_velocity_names_bad_parameters(args, match):
+    model, th = _relu_instance(3)
+    kwargs = dict(theta=th, eta=0.9, gates=model.gates(th), pairs=[(0, 2)], policy="hybrid") | args
+    with pytest.raises(ValueError, match=match):
+        F.sliding_velocity(model, kwargs.pop("theta"), kwargs.pop("eta"), **kwargs)
+
+
+def test_sliding_velocity_refuses_a_polynomial_model():
+    with pytest.raises(ValueError, match="model must be a ReLU model"):
+        F.sliding_velocity(models.scalar_model(1.0), [1.0, 0.5], 0.9, np.ones((1, 1)), [(0, 0)])
+
+
+def test_averaged_velocity_gauss_is_exact_quadrature():
+    from scipy.integrate import quad
+
+    model, th = _relu_instance(3)
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        x, d = th + 0.1 * rng.normal(size=model.dim), 0.3 * rng.normal(size=model.dim)
+        ours = F.averaged_velocity(model, x, 0.9, d, "gauss")
+        cuts = sorted(c for c in (-model.preacts(x) / model.preacts(d)).ravel() if abs(c) < 12)
+        assert len(cuts) >= 5  # the line crosses several boundaries within the Gaussian's mass
+
+        def f(t, c, x=x, d=d):
+            return -0.9 * model.grad(x + t * d)[c] * math.exp(-t * t / 2) / math.sqrt(2 * math.pi)
+
+        # adaptive quadrature split at every gate change (smooth pieces), to 1e-14; |xi| > 12 carries < 1e-32
+        ref = np.array([quad(f, -12, 12, args=(c,), points=cuts, limit=200, epsabs=1e-15)[0] for c in range(model.dim)])
+        assert np.max(np.abs(ours - ref)) <= 1e-13 * np.max(np.abs(ref))
+
+
+def test_averaged_velocity_is_the_central_flow_inside_a_region():
+    model, th, rng = _random_relu(2)
+    G = model.gates(th)
+    for _ in range(3):
+        q = rng.normal(size=model.dim)
+        q /= np.linalg.norm(q)
+        dz = np.abs(model.preacts(q))
+        sigma = 0.5 * np.min(np.abs(model.preacts(th)) / np.where(dz > 0, dz, np.inf))  # +-sigma q stay in the region
+        g, c = model.grad(th, G), model.curvature_grad(th, q, G)
+        cf = -0.9 * (g + 0.5 * sigma**2 * c)  # the central-flow velocity with Sigma = sigma^2 q q^T
+        ours = F.averaged_velocity(model, th, 0.9, sigma * q)
+        # the region loss is quartic and the law symmetric: equal up to rounding of short sums of products
+        assert np.allclose(ours, cf, rtol=0, atol=256 * EPS * (np.abs(g).sum() + sigma**2 * np.abs(c).sum()))
+
+
+def test_averaged_flow_crosses_boundaries_without_events():
+    model, th = _relu_instance(3)
+    traj = F.averaged_flow(model, th, 0.9, 2.0, lambda t: 0.05 * np.ones(model.dim), t_eval=[1.0, 2.0])
+    assert traj.stop is None and np.all(np.isfinite(traj.theta)) and traj.t.tolist() == [1.0, 2.0]
+    assert not np.array_equal(model.gates(traj.theta[-1]), model.gates(th))  # it went through activation changes
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda m, th: F.averaged_velocity(m, th, 0.9, np.ones(3)), "deltas must be a finite 12 x m array"),
+        (lambda m, th: F.averaged_velocity(m, th, 0.9, np.ones((12, 2)), "gauss"), "law 'gauss' takes a rank-one"),
+        (lambda m, th: F.averaged_velocity(m, th, 0.9, np.ones(12), "uniform"), "law must be 'two-point' or 'gauss'"),
+        (lambda m, th: F.averaged_velocity(m, th, -1.0, np.ones(12)), "eta must be"),
+        (lambda m, th: F.averaged_flow(m, th, 0.9, 1.0, np.ones(12)), "deltas must be a callable"),  # type: ignore[arg-type]
+    ],
+)
+def test_averaged_velocity_names_bad_parameters(call, match):
+    model, th = _relu_instance(3)
+    with pytest.raises(ValueError, match=match):
+        call(model, th)
+
+
 # --- sharpness, settings, validation -----------------------------------------------------------------------------
 
 

@@ -24,7 +24,14 @@ def _run(name: str, overrides: dict):
 
 def test_listing_names_every_central_flow_experiment():
     names = {e.name for e in resolve(["central_flow"])}
-    assert names == {"central_flow.scalar", "central_flow.mf", "central_flow.relu", "central_flow.relu_pool"}
+    assert names == {
+        "central_flow.scalar",
+        "central_flow.mf",
+        "central_flow.relu",
+        "central_flow.relu_pool",
+        "central_flow.eos_scan",
+        "central_flow.eos_track",
+    }
 
 
 @pytest.mark.parametrize(

@@ -31,10 +31,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from numerics.central_flow import eos as EOS
 from numerics.central_flow import flows as F
 from numerics.central_flow import laws as CL
 from numerics.central_flow import spectra as SPEC
-from numerics.central_flow.models import Model, _count, mf_model, mf_pack, relu_model, scalar_model
+from numerics.central_flow.models import Model, _count, _positive, mf_model, mf_pack, relu_model, scalar_model
 from numerics.perturb import perturb_relative
 from numerics.sweep.experiment import profile_sizes, replace_sizes
 
@@ -61,6 +62,17 @@ __all__ = [
     "relu_pool",
     "relu_used",
     "relu_runs",
+    "EOS_SETTINGS",
+    "EOS_WINDOW",
+    "EOS_MODELS",
+    "EOS_SCAN_GRID",
+    "eos_problem",
+    "scalar_eos_setting",
+    "mf_eos_setting",
+    "relu_eos_setting",
+    "scalar_h_budget",
+    "eos_scan",
+    "eos_track",
 ]
 
 
@@ -147,11 +159,14 @@ class Sizes:
     cf_draws: int  # used draws per model (the paper: "three random seeds"; the first three stand for them)
     cf_relu_pool: int  # ReLU draws tried for the pooled fixed-gate statistics (Figures 3-4)
     perturb: float = 0.0  # every start moved by this much relative (robustness reruns; ``pytest verify --perturb``)
+    eos_draws: int = 6  # draws per model of the EoS tracking ensemble (central_flow.eos_track)
+    eos_track_steps: int = 200  # steps after first reaching 2/eta over which GD is compared with the central flow
+    eos_scan_full: int = 0  # 1: the full EoS scan grid (EOS_SCAN_GRID["full"]), 0: the quick one
 
 
 PROFILES = {
     "quick": Sizes(cf_draws=6, cf_relu_pool=40),
-    "full": Sizes(cf_draws=8, cf_relu_pool=200),
+    "full": Sizes(cf_draws=8, cf_relu_pool=200, eos_draws=12, eos_track_steps=400, eos_scan_full=1),
 }
 
 
@@ -174,7 +189,11 @@ def sizes_with(profile: str, overrides: dict | None = None) -> Sizes:
     ...
     ValueError: size cf_draws must be an integer >= 3; got '2'
     """
-    return replace_sizes(sizes(profile), overrides, minimum={"cf_draws": 3, "cf_relu_pool": 10})
+    return replace_sizes(
+        sizes(profile),
+        overrides,
+        minimum={"cf_draws": 3, "cf_relu_pool": 10, "eos_draws": 1, "eos_track_steps": 10, "eos_scan_full": 0},
+    )
 
 
 # --- the runs -----------------------------------------------------------------------------------------
@@ -383,12 +402,17 @@ def _relu_gate_scan(model: Model, traj: F.Trajectory, eta: float) -> tuple[np.nd
 
 
 def relu_contact(i: int, T: float, rel: float = 0.0) -> tuple[Model, np.ndarray, float, F.Trajectory] | None:
-    """The hybrid flow of ReLU draw ``i`` to ``T`` on a 0.1-step grid, or None when the draw is not used."""
+    """The hybrid flow of ReLU draw ``i`` to ``T`` on a 0.1-step grid, or None when the draw is not used.
+
+    A draw is used when its flow reaches the edge off an activation boundary: one that reaches it while sliding
+    along a boundary (the Filippov continuation of :func:`numerics.central_flow.flows.hybrid_flow`) has no
+    fixed-gate contact state for the Figure 3-4 statistics.
+    """
     model, th, eta = draw(relu_setting, i, rel)
     if not _below_edge(model, th, eta):
         return None
     traj = F.hybrid_flow(model, th, eta, T, _grid(T, 0.1))
-    if traj.contact is None:
+    if traj.contact is None or any(s["t0"] <= traj.contact <= s["t1"] for s in traj.slides):
         return None
     return model, th, eta, traj
 
@@ -503,3 +527,206 @@ def relu_run(i: int, perturb: float = 0.0) -> dict[str, Any]:
 def relu_runs(count: int, tries: int, perturb: float = 0.0) -> list[dict[str, Any]]:
     """:func:`relu_run` of the first ``count`` used ReLU draws among the first ``tries`` (:func:`relu_used`)."""
     return [relu_run(i, perturb) for i in relu_used(count, tries, perturb)]
+
+
+# --- edge-of-stability settings (beside the settings above, which other checks use) -------------------------
+
+#: The EoS family: one step size eta, a target whose flattest global minimum has sharpness
+#: lambda* = c (2/eta) (c = eta lambda*/2: c < 1 admits a stable minimum, c > 1 none), and a start
+#: of relative size ``scale`` from which the sharpness rises to the edge. lambda* is 2y (scalar), 2 s_1
+#: (matrix factorisation, Y's top singular value) and the balanced minimum's (ReLU in its
+#: all-active region). The chosen settings (:func:`scalar_eos_setting` and the others) sit just
+#: above c = 1, where GD settles on a small period-two orbit at the edge (see :func:`eos_scan`).
+EOS_SETTINGS: dict[str, dict[str, Any]] = {
+    "scalar": {"eta": 0.9, "c": 1.0005, "scale": 0.3},
+    "mf": {"eta": 0.9, "c": 1.002, "scale": 0.3},
+    "relu": {"eta": 0.9, "c": 1.002, "scale": 0.3},
+}
+EOS_WINDOW = 400  # steps after first reaching 2/eta over which EoS is judged (the issue asks for at least 200 steps)
+EOS_MODELS = ("scalar", "mf", "relu")
+
+
+def _relu_balanced(X: np.ndarray, w: np.ndarray, r: int) -> np.ndarray:
+    """The balanced all-active minimum of the linear teacher w: u = sqrt|w| e, v_j = w / sqrt|w| e_j, e = 1/sqrt(r)."""
+    nw = float(np.linalg.norm(w))
+    e = np.full(r, 1 / np.sqrt(r))
+    return mf_pack(np.sqrt(nw) * e[None, :], np.outer(w / np.sqrt(nw), e))
+
+
+def eos_problem(
+    model: str, eta: float, c: float, scale: float, seed: int, draw: int
+) -> tuple[Model, np.ndarray, float]:
+    """(model, theta0, eta) of the EoS family: lambda* = c (2/eta), start of relative size ``scale``.
+
+    The draw is keyed by (seed, draw) (:func:`philox`).
+
+    - scalar: y = c / eta, u0 = sqrt(y) scale (1 + xi_1 / 4), v0 = sqrt(y) scale (0.6 + xi_2 / 4), xi ~ U(0, 1);
+    - mf: n = m = 3, r = 2, Y = A diag(s, s/2) B^T (random orthonormal A, B), s = c / eta,
+      U0, V0 = scale sqrt(s) G / sqrt(3) (Gaussian G);
+    - relu: n = 1, d = 3, N = 6, r = 3, one-unit teacher y_i = relu(w^T x_i) with x_i^T w > 0
+      (x_i = normalised w_hat + 0.6 g_i, kept when x_i^T w_hat > 0.3), |w| set so that the balanced
+      all-active minimum has lambda = c (2/eta); U0 = scale sqrt|w| (0.5 + xi / 2), v_j = scale
+      sqrt|w| (w_hat + 0.3 g_j).
+
+    >>> eos_problem("scalar", 0.9, 1.0005, 0.3, 0, 0)[0].data["y"] == 1.0005 / 0.9
+    True
+    """
+    if model not in EOS_MODELS:
+        raise ValueError(f"model must be one of {', '.join(EOS_MODELS)}; got {model!r}")
+    eta, c, scale = _positive(eta, "eta"), _positive(c, "c"), _positive(scale, "scale")
+    rng = philox(seed, draw)
+    if model == "scalar":
+        y = c / eta
+        xi = rng.uniform(size=2)
+        return scalar_model(y), np.sqrt(y) * scale * np.array([1 + xi[0] / 4, 0.6 + xi[1] / 4]), eta
+    if model == "mf":
+        s = c / eta
+        A, _ = np.linalg.qr(rng.normal(size=(3, 2)))
+        B, _ = np.linalg.qr(rng.normal(size=(3, 2)))
+        Y = A @ np.diag([s, s / 2]) @ B.T
+        U = scale * np.sqrt(s) * rng.normal(size=(3, 2)) / np.sqrt(3)
+        V = scale * np.sqrt(s) * rng.normal(size=(3, 2)) / np.sqrt(3)
+        return mf_model(Y, 2), mf_pack(U, V), eta
+    d, N, r = 3, 6, 3
+    what = rng.normal(size=d)
+    what /= np.linalg.norm(what)
+    rows: list[np.ndarray] = []
+    while len(rows) < N:
+        x = what + 0.6 * rng.normal(size=d)
+        x /= np.linalg.norm(x)
+        if x @ what > 0.3:
+            rows.append(x)
+    X = np.array(rows)
+    unit = relu_model(X, (X @ what)[:, None], r)
+    lam1 = float(np.linalg.eigvalsh(unit.hessian(_relu_balanced(X, what, r)))[-1])  # lambda scales with |w|
+    w = what * c * (2 / eta) / lam1
+    nw = float(np.linalg.norm(w))
+    U = scale * np.sqrt(nw) * (0.5 + rng.uniform(size=(1, r)) / 2)
+    V = scale * np.sqrt(nw) * (what[:, None] + 0.3 * rng.normal(size=(d, r)))
+    return relu_model(X, (X @ w)[:, None], r), mf_pack(U, V), eta
+
+
+def _eos_setting(name: str, seed: int, draw: int) -> tuple[Model, np.ndarray, float]:
+    c = EOS_SETTINGS[name]
+    return eos_problem(name, c["eta"], c["c"], c["scale"], seed, draw)
+
+
+def scalar_eos_setting(seed: int, draw: int) -> tuple[Model, np.ndarray, float]:
+    """The scalar EoS setting: eta = 0.9, eta y = 1.0005 (no stable minimum; outside the paper's eta y < 1), scale 0.3.
+
+    In the paper's regime eta y < 1 the scalar model cannot sustain EoS (see :func:`scalar_h_budget`).
+    """
+    return _eos_setting("scalar", seed, draw)
+
+
+def mf_eos_setting(seed: int, draw: int) -> tuple[Model, np.ndarray, float]:
+    """The matrix-factorisation EoS setting: eta = 0.9, eta s_1 = 1.002, s_2 = s_1 / 2, start scale 0.3."""
+    return _eos_setting("mf", seed, draw)
+
+
+def relu_eos_setting(seed: int, draw: int) -> tuple[Model, np.ndarray, float]:
+    """The two-layer ReLU EoS setting: eta = 0.9, balanced-minimum lambda = 1.002 (2/eta), start scale 0.3."""
+    return _eos_setting("relu", seed, draw)
+
+
+def scalar_h_budget(iterates: npt.ArrayLike, eta: float, y: float) -> dict[str, float]:
+    """The exact GD recursion h_{k+1} = h_k (1 - eta^2 e_k^2), e = u v - y, and the oscillation budget it implies.
+
+    Returns the largest relative violation of the recursion along ``iterates`` and
+    sum_k -log(1 - eta^2 e_k^2) = log(h_0 / h_K): for eta y < 1 the run can only stay at the edge
+    while |h| > 2 sqrt(eta^-2 - y^2), so its total oscillation energy is bounded by log(h_0 / bound).
+    """
+    it = np.asarray(iterates, dtype=np.float64)
+    if it.ndim != 2 or it.shape[1] != 2 or it.shape[0] < 2:
+        raise ValueError(f"iterates must be an array of (u, v) rows, at least 2; got shape {it.shape}")
+    h = it[:, 0] ** 2 - it[:, 1] ** 2
+    e = it[:, 0] * it[:, 1] - y
+    pred = h[:-1] * (1 - eta**2 * e[:-1] ** 2)
+    viol = float(np.max(np.abs(h[1:] - pred) / np.maximum(np.abs(h[:-1]), 1e-300)))
+    return {"recursion": viol, "energy": float(np.sum(-np.log1p(-(eta**2) * e[:-1] ** 2))), "h0": float(h[0]),
+            "hK": float(h[-1])}  # fmt: skip
+
+
+def eos_scan(model: str, eta: float, c: float, scale: float, seed: int = 0, draw: int = 0, steps: int = 600) -> dict:
+    """GD in the EoS family (:func:`eos_problem`) for ``steps`` steps, judged over EOS_WINDOW steps past 2/eta.
+
+    Returns the cell's configuration, :func:`numerics.central_flow.eos.edge_stats` (``first``,
+    ``frac_edge``, ``frac_osc``, ``frac_eos``, ``sustained``, lambda eta/2 min / max / last),
+    lambda eta/2 at the start and the final relative period-two amplitude; a diverging run reports
+    ``diverged``.
+    """
+    steps = _count(steps, "steps", EOS_WINDOW + 3)
+    mod, th, eta = eos_problem(model, eta, c, scale, seed, draw)
+    out: dict[str, Any] = {"model": model, "eta": eta, "c": c, "scale": scale, "seed": seed, "draw": draw}
+    try:
+        gd = F.gradient_descent(mod, th, eta, steps)
+    except FloatingPointError:
+        return {**out, "diverged": True, "sustained": False}
+    lam = EOS.sharpness_series(mod, gd)
+    amp = EOS.period_two_amplitude(gd)
+    return {**out, "diverged": False, "lam0": float(lam[0] * eta / 2), "amp_end": float(amp[-2]),
+            **EOS.edge_stats(lam, eta, amp, EOS_WINDOW)}  # fmt: skip
+
+
+EOS_SCAN_GRID = {  # (eta, c, scale) per profile; c below and above 1, eta changing only the units (homogeneity)
+    "quick": [(0.9, 0.95, 0.3), (0.9, 1.002, 0.3), (0.9, 1.05, 0.3), (0.5, 1.002, 0.3)],
+    "full": [
+        (eta, c, s)
+        for eta in (0.5, 0.9)
+        for c in (0.9, 0.95, 0.99, 1.0005, 1.002, 1.005, 1.02, 1.1)
+        for s in (0.1, 0.3, 0.6)
+    ],  # fmt: skip
+}
+
+
+def eos_track(model: str, i: int, steps: int = 200, perturb: float = 0.0) -> dict[str, Any]:
+    """GD in the EoS setting of ``model`` (draw ``i`` under SEED) against the hybrid central flow.
+
+    GD runs to EOS_WINDOW steps past its first reaching of 2/eta (+ 2). The hybrid flow starts at
+    the last GD midpoint m_j = (theta_j + theta_{j+1}) / 2 before that step that lies below the edge
+    (the flow is meant for the oscillatory regime; the approach before it is GD against gradient
+    flow at eta lambda ~ 1) and is sampled at t = k + 1/2; :func:`numerics.central_flow.eos.tracking_errors`
+    compares them over ``steps`` steps from the first reaching on, up to the flow's ``stop`` (ReLU sliding
+    boundaries) if any; gradient flow from the same start is compared the same way (``gf``: the
+    alternative without the curvature term, to show what the comparison can tell apart).
+    """
+    steps = _count(steps, "steps", 10)
+    if model not in EOS_MODELS:
+        raise ValueError(f"model must be one of {', '.join(EOS_MODELS)}; got {model!r}")
+    setting = {"scalar": scalar_eos_setting, "mf": mf_eos_setting, "relu": relu_eos_setting}[model]
+    mod, th, eta = draw(setting, i, perturb)
+    probe = F.gradient_descent(mod, th, eta, 3 * EOS_WINDOW)
+    lam_p = EOS.sharpness_series(mod, probe)
+    hit = np.nonzero(lam_p * eta / 2 >= 1)[0]
+    out: dict[str, Any] = {"model": model, "draw": i, "eta": eta}
+    if hit.size == 0:
+        return {**out, "first": None, "sustained": False, "tracked": None}
+    first = int(hit[0])
+    K = first + EOS_WINDOW + 2
+    gd = probe[: K + 1]
+    lam = lam_p[: K + 1]
+    amp = EOS.period_two_amplitude(gd)
+    stats = EOS.edge_stats(lam, eta, amp, EOS_WINDOW)
+    mids = F.midpoints(gd)
+    below = [j for j in range(first) if SPEC.sharpness(mod, mids[j])[0] < 2 / eta]
+    j0 = below[-1] if below else None
+    start, t0 = (th, 0.0) if j0 is None else (mids[j0], j0 + 0.5)
+    Kc = min(K, first + steps)
+    times = np.arange(first, Kc) + 0.5
+    cf = F.hybrid_flow(mod, start, eta, float(Kc - 0.5 - t0), times - t0)
+    gf = F.gradient_flow(mod, start, eta, float(Kc - 0.5 - t0), times - t0)
+    t_cf = cf.t + t0
+    s2 = np.array([EOS.cf_sigma2(mod, x, eta, int(kk)) for x, kk in zip(cf.theta, cf.k)])
+    track = EOS.tracking_errors(mod, gd, eta, t_cf, cf.theta, s2) if t_cf.size else None
+    gf_track = EOS.tracking_errors(mod, gd, eta, gf.t + t0, gf.theta, np.zeros(gf.t.size)) if gf.t.size else None
+    return {
+        **out,
+        **stats,
+        "t_start": t0,
+        "cf_stop": cf.stop,
+        "cf_contact": None if cf.contact is None else cf.contact + t0,
+        "cf_t_last": float(t_cf[-1]) if t_cf.size else t0,
+        "t_end": float(Kc - 0.5),
+        "tracked": track,
+        "gf": gf_track,
+    }

@@ -12,6 +12,8 @@ experiment                      cells                                 paper
 ``central_flow.mf``             one used draw                         Figure 2, Appendix C
 ``central_flow.relu``           the first used draws (one cell)       Figures 3-4, Appendix D
 ``central_flow.relu_pool``      10 draws tried                        Figures 3-4 (pooled gates)
+``central_flow.eos_scan``       one (model, eta, c, scale) of the grid  Section 1 (EoS), App. B-D
+``central_flow.eos_track``      one (model, draw)                     Section 1 (GD vs central flow)
 ==============================  ====================================  ===========================
 
 The used draws of the scalar and matrix models are known from their starts (cheap), so each
@@ -39,7 +41,7 @@ CODE_MODULES = (
     "numerics.central_flow.sweeps",
 )
 
-_CALLS = frozenset({"scalar_run", "mf_run", "relu_runs", "relu_pool"})
+_CALLS = frozenset({"scalar_run", "mf_run", "relu_runs", "relu_pool", "eos_scan", "eos_track"})
 POOL_CELL = 10  # ReLU draws tried per pool cell (about 0.15 s each)
 
 
@@ -58,6 +60,17 @@ def _relu_cells(z: E.Sizes) -> list[dict]:
 
 def _pool_cells(z: E.Sizes) -> list[dict]:
     return [call_cell("relu_pool", first=first, count=count) for first, count in chunks(z.cf_relu_pool, POOL_CELL)]
+
+
+def _eos_scan_cells(z: E.Sizes) -> list[dict]:
+    grid = E.EOS_SCAN_GRID["full" if z.eos_scan_full else "quick"]
+    return [call_cell("eos_scan", model=m, eta=eta, c=c, scale=s) for m in E.EOS_MODELS for eta, c, s in grid]
+
+
+def _eos_track_cells(z: E.Sizes) -> list[dict]:
+    return [
+        call_cell("eos_track", model=m, i=i, steps=z.eos_track_steps) for m in E.EOS_MODELS for i in range(z.eos_draws)
+    ]
 
 
 def _listed(_sizes, _params: list[dict], values: list) -> list:
@@ -100,6 +113,20 @@ EXPERIMENTS = call_experiments(
             "Figures 3-4: fixed-gate ratio and first failure of every used ReLU draw tried (sizes: cf_relu_pool)",
             _pool_cells,
             _joined,
+        ),
+        (
+            "eos_scan",
+            "Section 1: does GD sustain the edge of stability? GD over the grid (model, eta, c = eta lambda*/2, start "
+            "scale) (sizes: eos_scan_full)",
+            _eos_scan_cells,
+            _listed,
+        ),
+        (
+            "eos_track",
+            "Section 1: time-averaged GD against the hybrid central flow in the EoS settings, a cell per (model, draw) "
+            "(sizes: eos_draws, eos_track_steps)",
+            _eos_track_cells,
+            _listed,
         ),
     ],
 )

@@ -5,6 +5,9 @@ Symbolic results come from :mod:`derivations.central_flow.relu` (loss (1/2) sum_
 lost in the text; it is rebuilt from the surviving P_U, R_U, Pi, N_e, N'_e (reading stated).
 "Ours" is always the directional derivative of <H, Sigma> from the Hessian of the loss.
 The float64 property uses the exact Hessians of :mod:`numerics.central_flow.models`.
+CF-D.avg.across compares, along the hybrid central flow continued through activation changes
+(crossings and the Filippov sliding continuation of :mod:`numerics.central_flow.flows`), its
+velocity with the paper's averaged-gradient velocity (``flows.averaged_velocity``).
 """
 
 import numpy as np
@@ -287,3 +290,147 @@ def test_averaged_gradient(audit):
         "grad L + (1/2) grad tr(H q q^T); for a zero-mean three-point law the difference is the third-moment term."
     )
     assert _zero(sym_gap) and _zero(asym_gap - third) and not _zero(asym_gap)
+
+
+# --- CF-D.avg, across activation boundaries: the averaged flow along the continued central flow ---------------
+
+ACROSS_DRAWS = 6  # the first ReLU draws (Philox order) whose continued central flow meets a boundary after contact
+ACROSS_T = 8.0  # horizon of those runs (contacts come by t = 4 in our reading; sampled every 0.05)
+ACROSS_WINDOW = (0.1, 1.5)  # the window around each draw's first boundary event: from 0.1 before to 1.5 after
+ACROSS_FLOOR = 0.05  # departure the check must see across boundaries: 5% of |theta'_CF| (rounding is ~1e-15)
+ACROSS_READING = (
+    "'continues the central flow across activation boundaries' read as: the averaged velocity "
+    "-eta E[grad L(theta + delta)], delta with the central flow's covariance Sigma, is defined at every state "
+    "of the continued central flow (through crossings and on sliding sets) and equals the central-flow velocity "
+    "wherever delta's support stays in theta's activation region; where it straddles a boundary the two differ "
+    "by exactly the gate-mismatch term -eta E[grad L(theta + delta) - grad L_G(theta + delta)] (G: theta's region). "
+    "delta's law: the two-point law +-sqrt(s) q of GD's period-two oscillation (independent signs per "
+    "direction on a sliding set, Sigma = sum_b P_b q_b q_b^T there); not read as: equal to a local-Hessian "
+    "continuation (Figure 4's piecewise one, or our Filippov sliding one) across a boundary"
+)
+
+
+def _across_runs():
+    from numerics.central_flow import experiments as E
+    from numerics.central_flow import flows as F
+    from numerics.central_flow import spectra as SPEC
+
+    runs = []
+    for i in range(40):
+        model, th, eta = E.relu_setting(E.SEED, i)
+        if SPEC.sharpness(model, th)[0] >= 2 / eta:
+            continue  # no central flow from above the edge
+        traj = F.hybrid_flow(model, th, eta, ACROSS_T, np.linspace(0, ACROSS_T, int(ACROSS_T / 0.05) + 1))
+        if traj.contact is None:
+            continue
+        first = next((e for e in traj.events if e["kind"] in ("cross", "slide") and e["t"] > traj.contact), None)
+        if first is not None:
+            runs.append((i, model, eta, traj, first))
+        if len(runs) == ACROSS_DRAWS:
+            return runs
+    raise AssertionError(f"fewer than {ACROSS_DRAWS} ReLU draws meet a boundary after contact among the first 40")
+
+
+def _cf_state(model, eta, x, gates, mask):
+    """(theta'_CF, factor of Sigma (D x m), sliding pairs) of the continued central flow at a sample."""
+    from numerics.central_flow import flows as F
+    from numerics.central_flow import spectra as SPEC
+
+    if mask.any():
+        pairs = [tuple(int(a) for a in p) for p in np.argwhere(mask)]
+        st = F.sliding_velocity(model, x, eta, gates, pairs)
+        w, Q = np.linalg.eigh(st["Sigma"])
+        keep = w > 1e-12 * w[-1]
+        return st["velocity"], Q[:, keep] * np.sqrt(w[keep]), pairs
+    out = SPEC.central_flow_velocity(model, x, eta)
+    return out["velocity"], out["deltas"], []
+
+
+@claim("CF-D.avg.across", reading=ACROSS_READING)
+def test_averaged_flow_across_boundaries(audit):
+    import itertools
+
+    from numerics.central_flow import flows as F
+
+    runs = _across_runs()
+    worst_identity, n_inside, n_region, rows = 0.0, 0, 0, []
+    for i, model, eta, traj, first in runs:
+        n, d, r = model.shape
+        X = model.data["X"]
+        across, slide_rate, t_win, dh_cf, dh_avg = [], [], [], [], []
+        lo, hi = first["t"] - ACROSS_WINDOW[0], first["t"] + ACROSS_WINDOW[1]
+        for t, x, k, gates, mask in zip(traj.t, traj.theta, traj.k, traj.gates, traj.sliding):
+            if k != 1 or (not mask.any() and not np.array_equal(model.gates(x), gates)):
+                continue  # gradient-flow samples; a sample within rounding of a crossing
+            v, D, pairs = _cf_state(model, eta, x, gates, mask)
+            points = [x + D @ np.array(e) for e in itertools.product((1.0, -1.0), repeat=D.shape[1])]
+            v_avg = F.averaged_velocity(model, x, eta, D)  # the two-point law: the mean over these points
+            assert np.all(np.isfinite(v_avg))
+            if not pairs:
+                # the region loss is quartic and the law symmetric: -eta mean grad L_G(points) is theta'_CF exactly,
+                # so theta'_avg - theta'_CF is the gate-mismatch term (zero when every point stays in the region)
+                mism = -eta * np.mean([model.grad(p) - model.grad(p, gates) for p in points], axis=0)
+                terms = eta * np.mean([np.abs(model.grad(p)) + np.abs(model.grad(p, gates)) for p in points], axis=0)
+                # sums of O(N r D) products: 256 eps per |term| bounds the rounding of both sides
+                gap, pos = np.abs(v_avg - v - mism), terms > 0
+                assert np.all(gap[~pos] == 0)  # components with no terms (a dead neuron's) must agree exactly
+                worst_identity = max(worst_identity, float(np.max(gap[pos] / (256 * EPS * terms[pos]))))
+                n_region += 1
+                inside = all(np.array_equal(model.gates(p), gates) for p in points)
+                n_inside += inside
+                if not inside:
+                    across.append(np.linalg.norm(v_avg - v) / np.linalg.norm(v))
+            else:
+                across.append(np.linalg.norm(v_avg - v) / np.linalg.norm(v))
+                rate = max(abs(X[p[0]] @ v_avg[n * r :].reshape(d, r)[:, p[1]]) for p in pairs)
+                slide_rate.append(rate / np.linalg.norm(v_avg))
+            if lo <= t <= hi:
+                t_win.append(t)
+                dh_cf.append(_h_rate(x, v, model))
+                dh_avg.append(_h_rate(x, v_avg, model))
+        int_cf = np.trapezoid(np.array(dh_cf), np.array(t_win), axis=0)
+        int_avg = np.trapezoid(np.array(dh_avg), np.array(t_win), axis=0)
+        rows.append(
+            {
+                "draw": i,
+                "event": f"{first['kind']} {first['pair']} at t = {first['t']:.2f}",
+                "across": float(np.median(across)),
+                "slide_rate": float(np.median(slide_rate)) if slide_rate else None,
+                "dh_gap": float(np.max(np.abs(int_avg - int_cf)) / np.max(np.abs(int_cf))),
+                "n_across": len(across),
+            }
+        )
+    audit.ours(
+        worst_identity, 3, label="max |theta'_avg - theta'_CF - mismatch| / (256 eps sum|terms|), region samples"
+    )
+    audit.ours([r["across"] for r in rows], 3, label="median |theta'_avg - theta'_CF| / |theta'_CF| across, per draw")
+    audit.ours([r["slide_rate"] for r in rows], 3, label="median |z_ij' of theta'_avg| / |theta'_avg| on sliding sets")
+    audit.ours([r["dh_gap"] for r in rows], 3, label="first-order Delta h_j gap over the window / max |Delta h_j^CF|")
+    audit.tolerance(256 * EPS, "rounding of sums of O(N r D) float64 products, per |term| (the identity is exact)")
+    audit.evidence(
+        f"Draws {[r['draw'] for r in rows]} (the first {ACROSS_DRAWS} whose continued hybrid CF meets a boundary after "
+        f"contact; first events: {'; '.join(r['event'] for r in rows)}), every k = 1 sample to t = {ACROSS_T:g} "
+        f"(0.05 apart). At {n_region} samples off a sliding set the averaged velocity (two-point law, Sigma the CF's) "
+        "minus the CF velocity equals the gate-mismatch term to rounding, which vanishes identically at the "
+        f"{n_inside} samples whose support stays in the region: the averaged flow continues the CF, exactly, up to "
+        "the boundary. Across boundaries it departs from our continuation by a median "
+        f"{min(r['across'] for r in rows):.2f}-{max(r['across'] for r in rows):.2f} of |theta'_CF| per draw "
+        f"({sum(r['n_across'] for r in rows)} samples) and moves the sliding pre-activations that the Filippov "
+        "continuation holds at 0; over the window (0.1 before to 1.5 after the first event) the first-order change "
+        "of the laws, int <grad h_j, theta'> dt along the CF path, differs by "
+        f"{min(r['dh_gap'] for r in rows):.2f}-{max(r['dh_gap'] for r in rows):.2f} of the CF's. The paper's "
+        "averaged flow is a different continuation from Figure 4's piecewise (and our Filippov) one; the paper "
+        "calls that one heuristic and claims no equality, so the departure is our construction's, not a finding "
+        "against the paper."
+    )
+    assert worst_identity <= 1.0 and n_inside > 0 and n_region > 0
+    assert all(r["across"] >= ACROSS_FLOOR for r in rows)  # excludes: the two continuations agree across boundaries
+    assert all(r["slide_rate"] is None or r["slide_rate"] >= 0.01 for r in rows)
+
+
+def _h_rate(theta, vel, model):
+    """<grad h_j, theta'> for the per-neuron laws h_j = |u_j|^2 - |v_j|^2."""
+    n, d, r = model.shape
+    U, V = theta[: n * r].reshape(n, r), theta[n * r :].reshape(d, r)
+    dU, dV = vel[: n * r].reshape(n, r), vel[n * r :].reshape(d, r)
+    return 2 * np.sum(U * dU, axis=0) - 2 * np.sum(V * dV, axis=0)
