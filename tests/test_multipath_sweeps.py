@@ -27,7 +27,18 @@ def _exp(name):
 
 def test_listing_names_every_multipath_experiment():
     names = {e.name.split(".")[1] for e in resolve(["multipath"])}
-    assert names == {"fig1", "three_pathways", "hetero", "fig9", "chain", "warmup", "rank_p"}
+    assert names == {
+        "fig1",
+        "three_pathways",
+        "hetero",
+        "fig9",
+        "chain",
+        "warmup",
+        "rank_p",
+        "window",
+        "peak",
+        "supercritical",
+    }
 
 
 def test_fig1_cells_equal_the_direct_runs():

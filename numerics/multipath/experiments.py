@@ -31,6 +31,7 @@ from numerics.multipath import sharpness as ns
 from numerics.multipath import wcr as nw
 from numerics.perturb import perturb_relative
 from numerics.sweep.experiment import profile_sizes, replace_sizes
+from numerics.validation import integer, real
 
 L20, H2, SIG = 20, 2, 1.0
 S1 = L20 * SIG ** (2 - 2 / L20)  # single-path sharpness (13) at sigma_* = 1: S_1 = L
@@ -73,6 +74,9 @@ class Sizes:
     mp_bound_examples: int  # Hypothesis examples of the converged-sharpness bound (MP-sim.bound)
     mp_manifold_examples: int  # Hypothesis examples of full GD staying on the SVS set (MP-sim.manifold)
     perturb: float = 0.0  # every start moved by this much relative (robustness reruns; ``pytest verify --perturb``)
+    mp_window_steps: int = 500_000  # step budget of the fixed-fraction window runs (H = 4; they stop at |r| < 1e-12)
+    mp_window_draws: int = 8  # random pathway asymmetries per initial scale of the window runs
+    mp_super_draws: int = 4  # random asymmetries per initial scale of the eta > 2/lambda_min runs (H = 2)
 
 
 PROFILES = {
@@ -81,7 +85,8 @@ PROFILES = {
     "quick": Sizes(mp_fig1_steps=3_000_000, mp_fig1_scales=2, mp_hetero_steps=1_000_000, mp_warmup_ramp=100_000,
                    mp_ensemble=32, mp_bound_examples=40, mp_manifold_examples=25),
     "full": Sizes(mp_fig1_steps=100_000_000, mp_fig1_scales=3, mp_hetero_steps=10_000_000, mp_warmup_ramp=1_000_000,
-                  mp_ensemble=256, mp_bound_examples=300, mp_manifold_examples=200),
+                  mp_ensemble=256, mp_bound_examples=300, mp_manifold_examples=200,
+                  mp_window_steps=2_000_000, mp_window_draws=32, mp_super_draws=16),
 }  # fmt: skip
 
 
@@ -228,3 +233,106 @@ def rank_p_identity(perturb: float = 0.0) -> gd.FullRun:
     """The rank-p setting in full matrices in the identity frame, from the exact SVS start (no push)."""
     eye = gd.svs_initialisation(list(ens.ALPHAS), [ens.DEPTH] * 2, np.eye(3), np.eye(3))
     return full(eye, np.diag(ens.SIGMA), ens.setting()["eta"], ens.STEPS, perturb)
+
+
+# --- the re-balancing window across depth (Section 6) and beyond 2/lambda_min (Appendix E.6) ---------------
+WINDOW_H = 4  # H = 4: 2 H^{1-2/L} > gamma_WCR(L) at L = 5, 10, 20, so eta_WCR is the binding ceiling of (24)
+WINDOW_DEPTHS = (5, 10, 20)
+WINDOW_FRACTIONS = (0.6, 0.75, 0.9)  # eta S_1 = f gamma_WCR(L); each inside (2, 2 H^{1-2/L}) at every depth
+WINDOW_GRID = (1e-3, 1e-4, 1e-5, 1e-6)  # alpha_0: every member reaches sigma_* within 1.2e5 steps at these depths
+WINDOW_SEED = 20240612  # the asymmetry draws (chosen once): u_1 = 1, u_h ~ U(0.5, 1) for h >= 2
+SUPER_H, SUPER_DEPTHS, SUPER_EXCESSES = 2, (3, 5, 10), (0.01, 0.03, 0.1, 0.3)  # eta = 2(1 + excess)/lambda_min
+SUPER_GRID = (1e-3, 1e-5)
+SUPER_STEPS = 200_000  # the slowest member settles on its cycle (|G| < 1e-12) within ~3e4 steps
+SUPER_TAIL = 64  # steps recorded one by one after the run, to read the cycle's period
+
+
+def asymmetries(draws: int, H: int) -> np.ndarray:
+    """(draws, H) pathway factors u_h: u_1 = 1, u_h ~ U(0.5, 1) for h >= 2, draw k keyed by (WINDOW_SEED, k).
+
+    >>> asymmetries(2, 3)[:, 0].tolist()
+    [1.0, 1.0]
+    """
+    draws, H = integer(draws, "draws", 1), integer(H, "H", 1)
+    out = np.ones((draws, H))
+    for k in range(draws):
+        out[k, 1:] = np.random.default_rng([WINDOW_SEED, k]).uniform(0.5, 1.0, H - 1)
+    return out
+
+
+def window_runs(L: int, fraction: float, steps: int, draws: int, perturb: float = 0.0) -> list[gd.SVSRun]:
+    """H = 4 pathways of depth L at eta S_1 = ``fraction`` gamma_WCR(L), alpha_h = alpha_0 u_h, stopped at |r| < 1e-12.
+
+    Members: every alpha_0 of :data:`WINDOW_GRID` (outer) x the first ``draws`` asymmetries (inner).
+    """
+    L = integer(L, "L", 3)
+    f = real(fraction, "fraction", 0.0, 1.0, lo_open=True, hi_open=True)
+    eta = f * float(nw.gamma_wcr(L, 15)) / (L * SIG ** (2 - 2 / L))
+    U = asymmetries(draws, WINDOW_H)
+    return [
+        svs([L] * WINDOW_H, [SIG], eta, a0 * u, steps, perturb, record_every=steps, tol=TOL_R)
+        for a0 in WINDOW_GRID
+        for u in U
+    ]
+
+
+def super_runs(L: int, excess: float, draws: int, perturb: float = 0.0) -> dict[str, np.ndarray]:
+    """H = 2, depth L, eta = 2(1 + ``excess``)/lambda_min: where each member ends, and the cycle it ends on.
+
+    Members: :data:`SUPER_GRID` (outer) x the first ``draws`` asymmetries (inner), alpha_h = alpha_0 u_h,
+    :data:`SUPER_STEPS` steps, then :data:`SUPER_TAIL` steps recorded one by one. Arrays per member:
+    ``sigma`` (H,) at the end, ``gap`` max_h sigma_h - min_h sigma_h over the tail, ``dev`` max |sigma_h -
+    sigma_*/H| over the tail, ``period`` the least p in 1, 2, 4, 8, 16, 32 with r(t + p) = r(t) over the tail
+    to 1e-9 relative (0: none), ``rms`` the tail's root-mean-square residual, ``status``, ``flipped``.
+    """
+    L = integer(L, "L", 3)
+    e = real(excess, "excess", 0.0, 1.0, lo_open=True, hi_open=True)
+    eta = 2 * (1 + e) / float(ns.lambda_min(SUPER_H, L, SIG, 30))
+    rows: dict[str, list] = {k: [] for k in ("sigma", "gap", "dev", "period", "rms", "status", "flipped")}
+    for a0 in SUPER_GRID:
+        for u in asymmetries(draws, SUPER_H):
+            run = svs([L] * SUPER_H, [SIG], eta, a0 * u, SUPER_STEPS, perturb, record_every=SUPER_STEPS)
+            tail = svs([L] * SUPER_H, [SIG], eta, None, SUPER_TAIL, 0.0, record_every=1, a0=run.a_final)
+            r, s = tail.residual[:, 0], tail.sigma[:, :, 0]
+            scale = float(np.abs(r).max()) if np.all(np.isfinite(r)) else np.inf
+            period = next((p for p in (1, 2, 4, 8, 16, 32) if np.all(np.abs(r[p:] - r[:-p]) <= 1e-9 * scale)), 0)
+            rows["sigma"].append(run.final_sigma[:, 0])
+            rows["gap"].append(float(np.max(s.max(axis=1) - s.min(axis=1))))
+            rows["dev"].append(float(np.max(np.abs(s - SIG / SUPER_H))))
+            rows["period"].append(period if np.isfinite(scale) else 0)
+            rows["rms"].append(float(np.sqrt(np.mean(r**2))))
+            rows["status"].append(max(run.status, tail.status))
+            rows["flipped"].append(bool(run.flipped or tail.flipped))
+    return {k: np.array(v) for k, v in rows.items()}
+
+
+PEAK_FRACTION, PEAK_STRIDE = 0.75, 7  # the peak runs: eta S_1 = 0.75 gamma_WCR(L); an odd stride samples both phases
+
+
+def peak_runs(L: int, steps: int, draws: int, perturb: float = 0.0) -> dict[str, np.ndarray]:
+    """The window members at eta S_1 = 0.75 gamma_WCR(L), recorded every 7 steps: when the sharpness peaks.
+
+    Arrays per member: ``peak`` (largest recorded top Hessian eigenvalue), ``r_peak`` (residual there),
+    ``t_peak``, ``t_arrive`` (first step with r > 0), ``t_minor`` (first record at which the second-largest
+    sigma_h1 reaches half its final value, -1: never), ``max_rising`` (largest recorded sharpness with r <= 0),
+    ``converged``; ``S1`` the single-path sharpness L sigma_*^{2-2/L}.
+    """
+    L = integer(L, "L", 3)
+    eta = PEAK_FRACTION * float(nw.gamma_wcr(L, 15)) / (L * SIG ** (2 - 2 / L))
+    rows: dict[str, list] = {k: [] for k in ("peak", "r_peak", "t_peak", "t_arrive", "t_minor", "max_rising")}
+    rows["converged"] = []
+    for a0 in WINDOW_GRID:
+        for u in asymmetries(draws, WINDOW_H):
+            run = svs([L] * WINDOW_H, [SIG], eta, a0 * u, steps, perturb, record_every=PEAK_STRIDE, tol=TOL_R)
+            lam, r = run.sharpness[:, 0], run.residual[:, 0]
+            second = np.sort(run.sigma[:, :, 0], axis=1)[:, -2]
+            k = int(np.nanargmax(lam))
+            minor = np.flatnonzero(second >= 0.5 * second[-1])
+            rows["peak"].append(float(lam[k]))
+            rows["r_peak"].append(float(r[k]))
+            rows["t_peak"].append(int(run.t[k]))
+            rows["t_arrive"].append(int(run.first_overshoot[0]))
+            rows["t_minor"].append(int(run.t[minor[0]]) if minor.size else -1)
+            rows["max_rising"].append(float(np.max(lam[r <= 0], initial=0.0)))
+            rows["converged"].append(bool(run.converged))
+    return {**{k: np.array(v) for k, v in rows.items()}, "S1": L * SIG ** (2 - 2 / L)}

@@ -201,3 +201,67 @@ EXPERIMENTS = call_experiments(
         ),
     ],
 )
+
+
+# --- appended: the re-balancing window across depth (Section 6) and beyond 2/lambda_min (Appendix E.6) -------
+_CALLS = _CALLS | {"window_runs", "super_runs", "peak_runs"}
+
+
+def _window_cells(z: E.Sizes) -> list[dict]:
+    return [
+        call_cell("window_runs", L=L, fraction=f, steps=z.mp_window_steps, draws=z.mp_window_draws)
+        for L in E.WINDOW_DEPTHS
+        for f in E.WINDOW_FRACTIONS
+    ]
+
+
+def _super_cells(z: E.Sizes) -> list[dict]:
+    return [
+        call_cell("super_runs", L=L, excess=e, draws=z.mp_super_draws) for L in E.SUPER_DEPTHS for e in E.SUPER_EXCESSES
+    ]
+
+
+def _pair_assemble(first: str, second: str):
+    """Assemble cells into a dict from the cell arguments (``first``, ``second``) to the value."""
+
+    def assemble(_z, params: list[dict], values: list) -> dict:
+        return {(p["kwargs"][first], p["kwargs"][second]): v for p, v in zip(params, values)}
+
+    return assemble
+
+
+EXPERIMENTS = {
+    **EXPERIMENTS,
+    **call_experiments(
+        "multipath",
+        E.sizes_with,
+        compute,
+        CODE_MODULES,
+        [
+            (
+                "window",
+                "Section 6: H = 4, L = 5, 10, 20 at eta S_1 = 0.6, 0.75, 0.9 gamma_WCR(L), 4 initial scales x random "
+                "asymmetries (sizes: mp_window_steps, mp_window_draws)",
+                _window_cells,
+                _pair_assemble("L", "fraction"),
+            ),
+            (
+                "peak",
+                "Section 6 (warm-up): the window members at eta S_1 = 0.75 gamma_WCR(L), L = 5, 10, 20, recorded every "
+                "7 steps (sizes: mp_window_steps, mp_window_draws)",
+                lambda z: [
+                    call_cell("peak_runs", L=L, steps=z.mp_window_steps, draws=z.mp_window_draws)
+                    for L in E.WINDOW_DEPTHS
+                ],
+                _keyed("L"),
+            ),
+            (
+                "supercritical",
+                "Appendix E.6, regime 3: H = 2, L = 3, 5, 10 at eta = 2(1 + excess)/lambda_min, excess 0.01-0.3, "
+                "2 initial scales x random asymmetries, 2e5 steps (sizes: mp_super_draws)",
+                _super_cells,
+                _pair_assemble("L", "excess"),
+            ),
+        ],
+    ),
+}

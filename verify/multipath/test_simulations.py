@@ -372,7 +372,9 @@ def test_three_pathways_deep_ours(audit, results):
         "(MP-sim.fig10), so the worst overshoot lands near zero (Figure 9). Where the time to climb back from the "
         "lowest point is shorter than the time left (ratio < 1) the run has climbed back and been thrown back "
         "again, a recurrent collapse; where it is longer the run stalls near the origin. 'Not arrived': the run "
-        "never reached sigma_* within the budget (slow GF growth from that scale), not evidence either way."
+        "never reached sigma_* within the budget (slow GF growth from that scale), not evidence either way. The "
+        "same collapse as an ensemble over initial scales and random asymmetries at fixed fractions of eta_WCR: "
+        "MP-6.window.depth."
     )
     # our side: at each deep depth most initial scales are thrown back after reaching sigma_*; a run counted so
     # overshot first (first_overshoot >= 0), so it is no slow arrival
