@@ -476,7 +476,10 @@ def test_drift_needs_assumptions_ours(audit, window_runs):
         "assumption-free: it needs L > 2 (Theorem D.2; at L = 2 the window (51) is empty), the "
         "SVS depth-balanced setting and a neighbourhood of the minimum, and for the drift a step below eta_WCR "
         "(Section 6: inside (51) above eta_WCR GD flips sign, e.g. H = 4, L = 5, eta S_1 = 4.41) and the "
-        "self-stabilisation hypothesis E.10 (Appendix E.7, item 2: imported, not proved)."
+        "self-stabilisation hypothesis E.10 (Appendix E.7, item 2: imported, not proved). Of these, L > 2, the SVS "
+        "setting and the neighbourhood are stated by the section itself and eta < eta_WCR by (24); the assumption "
+        "the mechanism does not state, and which carries this verdict, is Hypothesis E.10, which GD two-cycles do "
+        "not satisfy (MP-E.10)."
     ),
     reading=ASSUMPTION_READING,
 )
