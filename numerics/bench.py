@@ -33,7 +33,6 @@ Speed is measured here, never asserted in a test.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -49,6 +48,8 @@ from typing import Any
 
 import numba
 import numpy as np
+
+from numerics.cli_support import Parser, check_cost, int_arg, real_arg, run_main
 
 WORKLOAD: dict[str, Any] = {
     "delta0": 1e-5,
@@ -367,25 +368,52 @@ def _render(res: dict) -> str:
     return "\n".join(lines)
 
 
+# Bounds of the command: --repeat in [1, 100], --scale in (0, 64]; and a run estimated to take
+# more than RUN_LIMIT_S is refused before it starts. Measured on a shared 2-core x86 machine
+# (numba kernels cached): --repeat 1 --scale 0.2 --no-c: 5 s in all, 2.9 s of it timed kernels,
+# so about 15 s of kernels per repeat at scale 1; the estimate takes 20 s (the C reference
+# included) plus 5 s of start-up.
+REPEAT_MAX = 100
+SCALE_MAX = 64.0
+RUN_LIMIT_S = 900.0
+
+
+def estimated_seconds(repeat: int, scale: float) -> float:
+    """Rough run time in seconds of ``benchmark(repeat, scale)`` (the machine above)."""
+    return 5.0 + repeat * max(scale, 0.01) * 20.0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point; returns the exit status."""
-    p = argparse.ArgumentParser(
-        prog="python -m numerics.bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    p.add_argument("--json", action="store_true", help="one JSON object on the last line")
-    p.add_argument("--repeat", type=int, default=3, help="timed runs per figure, best kept (default 3)")
-    p.add_argument("--scale", type=float, default=1.0, help="multiply the stream counts (default 1)")
-    p.add_argument("--no-c", action="store_true", help="skip the C reference")
-    args = p.parse_args(argv)
-    if args.repeat < 1 or not (math.isfinite(args.scale) and args.scale > 0):
-        print("bench: error: --repeat must be >= 1 and --scale > 0", file=sys.stderr)
-        return 2
-    res = benchmark(args.repeat, args.scale, not args.no_c)
-    if args.json:
-        print(json.dumps(res))
-    else:
-        print(_render(res))
-    return 0
+    """CLI entry point; returns the exit status (0; 2 bad input, one line naming the option; 141 closed stdout)."""
+
+    def body() -> int:
+        p = Parser(prog="python -m numerics.bench", description=__doc__)
+        p.add_argument("--json", action="store_true", help="one JSON object on the last line")
+        p.add_argument(
+            "--repeat",
+            type=int_arg(1, REPEAT_MAX),
+            default=3,
+            help=f"timed runs per figure, best kept, in [1, {REPEAT_MAX}] (default 3)",
+        )
+        p.add_argument(
+            "--scale",
+            type=real_arg(0, SCALE_MAX, lo_open=True),
+            default=1.0,
+            help=f"multiply the stream counts, in (0, {SCALE_MAX:g}] (default 1)",
+        )
+        p.add_argument("--no-c", action="store_true", help="skip the C reference")
+        args = p.parse_args(argv)
+        check_cost(
+            f"--repeat {args.repeat} --scale {args.scale:g}",
+            seconds=estimated_seconds(args.repeat, args.scale),
+            limit_s=RUN_LIMIT_S,
+            hint="ask for a smaller --repeat or --scale",
+        )
+        res = benchmark(args.repeat, args.scale, not args.no_c)
+        print(json.dumps(res) if args.json else _render(res))
+        return 0
+
+    return run_main("bench", body)
 
 
 if __name__ == "__main__":

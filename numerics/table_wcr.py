@@ -46,15 +46,16 @@ import argparse
 import csv
 import io
 import json
-import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 
 import mpmath
 
+from numerics.cli_support import Parser, duration_text, int_arg, run_main
 from numerics.intervals import format_enclosure_fixed
 from numerics.multipath import wcr
 
+PROG = "python -m numerics.table_wcr"
 PAPER_DEPTHS = (2, 3, 4, 5, 6, 8, 10, 20, 50, 100)
 FORMATS = ("text", "markdown", "csv", "json")
 
@@ -230,35 +231,13 @@ def iter_lines(depths: Iterable[int], digits: int = 12, certify: bool = False, f
         yield _row_line(row, cols, fmt, widths)
 
 
-def _int_in(text: str, lo: int, hi: int, hi_text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = lo - 1
-    if not lo <= value <= hi:
-        shown = text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
-        raise argparse.ArgumentTypeError(f"must be an integer in [{lo}, {hi_text}]; got {shown!r}")
-    return value
-
-
-def _depth_arg(text: str) -> int:
-    return _int_in(text, 2, DEPTH_MAX, "10^100")
-
-
-def _l_max_arg(text: str) -> int:
-    return _int_in(text, 2, L_MAX_MAX, str(L_MAX_MAX))
-
-
-def _digits_arg(text: str) -> int:
-    return _int_in(text, 1, DIGITS_MAX, str(DIGITS_MAX))
+_depth_arg = int_arg(2, DEPTH_MAX, hi_text="10^100")
+_l_max_arg = int_arg(2, L_MAX_MAX)
+_digits_arg = int_arg(1, DIGITS_MAX)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m numerics.table_wcr",
-        description=__doc__.split("\n\n>>>")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = Parser(prog=PROG, description=__doc__.split("\n\n>>>")[0])
     which = parser.add_mutually_exclusive_group()
     which.add_argument(
         "--L",
@@ -278,15 +257,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _duration(seconds: float) -> str:
-    if seconds < 600:
-        return f"{seconds:.0f} s"
-    return f"{seconds / 60:.0f} min" if seconds < 36000 else f"{seconds / 3600:.0f} h"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """The CLI; 0 on success, 2 on bad input (argparse), 141 (128 + SIGPIPE) if stdout is closed early."""
-    try:
+    """The CLI; 0 on success, 2 on bad input (one line), 141 (128 + SIGPIPE) if stdout is closed early."""
+
+    def body() -> int:
         parser = build_parser()
         args = parser.parse_args(argv)
         if args.L_max is not None:
@@ -297,7 +271,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if estimate > RUN_LIMIT_S:
             parser.error(
                 f"{len(depths)} depths at --digits {args.digits}{' with --certify' if args.certify else ''} "
-                f"would take about {_duration(estimate)} (limit {RUN_LIMIT_S:.0f} s); ask for fewer depths or digits"
+                f"would take about {duration_text(estimate)} (limit {RUN_LIMIT_S:.0f} s); ask for fewer depths or "
+                "digits"
             )
         try:
             if args.format == "json":
@@ -307,16 +282,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(line, flush=True)
         except ValueError as exc:
             parser.error(str(exc))
-    except BrokenPipeError:
-        # The reader went away (``... | head``): stop quietly. Point stdout at devnull so that
-        # the interpreter's final flush does not report the broken pipe again.
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError):  # stdout without a file descriptor (captured, replaced)
-            pass
-        return 141
-    return 0
+        return 0
+
+    return run_main(PROG, body)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,12 @@ ValueError: dps must be an integer in [1, 5]; got 7
 Traceback (most recent call last):
 ...
 ValueError: eta must be a finite real number > 0; got inf
+>>> real(0.7, "threshold", 0.18, 0.59, lo_open=True, hi_open=True)
+Traceback (most recent call last):
+...
+ValueError: threshold must be a finite real number in (0.18, 0.59); got 0.7
+>>> range_text(1e-8, 1), range_text(0, None, lo_open=True), range_text(None, 5)
+('in [1e-08, 1]', '> 0', '<= 5')
 """
 
 from __future__ import annotations
@@ -50,3 +56,61 @@ def positive(value: Any, name: str) -> float:
     if not ok or not math.isfinite(float(value)) or value <= 0:
         raise ValueError(f"{name} must be a finite real number > 0; got {value!r}")
     return float(value)
+
+
+def _num_text(x: float) -> str:
+    return f"{x:.10g}" if isinstance(x, float) else str(x)
+
+
+def range_text(
+    lo: float | None,
+    hi: float | None,
+    *,
+    lo_open: bool = False,
+    hi_open: bool = False,
+    lo_text: str | None = None,
+    hi_text: str | None = None,
+) -> str:
+    """The allowed range as words: ``in [lo, hi]`` (brackets open or closed), ``> lo``, ``<= hi``...
+
+    ``lo_text``/``hi_text`` replace a printed end (``"pi"``, ``"10^100"``); None ends are unbounded.
+    """
+    a = lo_text if lo_text is not None else (None if lo is None else _num_text(lo))
+    b = hi_text if hi_text is not None else (None if hi is None else _num_text(hi))
+    if a is None and b is None:
+        return "any value"
+    if b is None:
+        return f"{'>' if lo_open else '>='} {a}"
+    if a is None:
+        return f"{'<' if hi_open else '<='} {b}"
+    return f"in {'(' if lo_open else '['}{a}, {b}{')' if hi_open else ']'}"
+
+
+def real(
+    value: Any,
+    name: str,
+    lo: float | None = None,
+    hi: float | None = None,
+    *,
+    lo_open: bool = False,
+    hi_open: bool = False,
+    lo_text: str | None = None,
+    hi_text: str | None = None,
+) -> float:
+    """``value`` as a float if it is a finite real number in the range (see :func:`range_text`);
+    else a ValueError naming ``name`` and the range. Bools are refused."""
+    want = "a finite real number"
+    where = range_text(lo, hi, lo_open=lo_open, hi_open=hi_open, lo_text=lo_text, hi_text=hi_text)
+    if where != "any value":
+        want += " " + where
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and type(value).__name__ != "bool_"
+    x = float(value) if ok else math.nan
+    if not math.isfinite(x):
+        ok = False
+    elif lo is not None and (x < lo or (lo_open and x == lo)):
+        ok = False
+    elif hi is not None and (x > hi or (hi_open and x == hi)):
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} must be {want}; got {value!r}")
+    return x

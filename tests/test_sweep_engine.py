@@ -229,7 +229,7 @@ def test_progress_counts_and_eta():
     p.advance(ok=True)
     p.advance(ok=False)
     p.close()
-    assert p.line() == "demo: 2/3 cells (0 stored, 1 failed) elapsed 0:00:06 ETA 0:00:03"
+    assert p.line() == "demo: 2/3 cells (0 reused, 1 failed) elapsed 0:00:06 ETA 0:00:03"
     assert buf.getvalue().endswith("\n") and "\r" in buf.getvalue()
 
 

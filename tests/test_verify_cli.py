@@ -13,6 +13,7 @@ from tests.synthetic_report import synthetic_report
 from verify import __main__ as verify_main
 from verify.diff import diff_reports, load_report
 from verify.registry import load_registry
+from verify.report import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -118,7 +119,7 @@ def test_compare_still_reads_both_versions(reports):
 
 
 def test_load_report_migrates(reports):
-    assert load_report(reports["v0"])["schema_version"] == 1
+    assert load_report(reports["v0"])["schema_version"] == SCHEMA_VERSION
 
 
 # ------------------------------------------------------------------------------ list

@@ -30,7 +30,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from numerics.cli_support import write_line
+from numerics.cli_support import closed_pipe, write_line
 from verify import coverage, diff
 from verify.registry import PAPERS, load_registry
 from verify.report import VERDICTS, _sort_key
@@ -188,7 +188,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if args.command is None:
             raise coverage.UsageError(f"{PROG}: error: a command is required (coverage, list, diff)")
-        return args.run(args)
+        status = args.run(args)
+        sys.stdout.flush()  # a reader that left (``| head``) shows here, not at the interpreter's exit
+        return status
+    except BrokenPipeError:  # every command: the reader closed the pipe; end quietly
+        return closed_pipe()
     except coverage.UsageError as exc:
         print(exc, file=sys.stderr)
         return 2

@@ -127,7 +127,7 @@ def _why_bound(model: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = Parser(prog=PROG, description=__doc__)
     p.add_argument("--model", required=True, choices=MODELS, help="the model: scalar, mf (matrix factorisation), relu")
     p.add_argument(
         "--draw",

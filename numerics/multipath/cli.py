@@ -116,7 +116,7 @@ def _float(allow_zero: bool):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = Parser(prog=PROG, description=__doc__)
     p.add_argument("mode", choices=MODES, help="svs: the mode recursion (54); full: full d x d layers")
     depth = p.add_mutually_exclusive_group()
     depth.add_argument(

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Sequence
 from fractions import Fraction
@@ -40,6 +41,7 @@ from mpmath import iv
 from derivations.rare_gates import kernels, risk
 from derivations.rare_gates.symbols import delta, lam
 
+from ..cli_support import Parser, UsageError, int_arg, run_main, shown
 from ..intervals import bounds, certified_decreasing_root, enclose, format_enclosure, iv_workdps, value
 
 
@@ -121,30 +123,57 @@ def constants_table(lam_value: str | float | Fraction = "1/20", digits: int = 50
     return rows
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m numerics.rare_gates.constants", description=__doc__.split("\n\n")[0]
-    )
-    parser.add_argument("--lam", default="1/20", help="weight decay in (0, 1/2), e.g. 0.05 or 1/20 (default 1/20)")
-    parser.add_argument(
-        "--digits",
-        type=int,
-        default=50,
-        help=f"significant digits, 1 to {MAX_DIGITS} (default 50): values rounded to nearest, enclosures outward",
-    )
-    parser.add_argument("--format", choices=("text", "json"), default="text")
-    args = parser.parse_args(argv)
+# The command's digit limit (constants_table itself takes up to MAX_DIGITS): measured on a shared
+# 2-core x86 machine, the whole command: 50 digits 3.3 s, 500 13 s, 1000 51 s, 2000 > 300 s
+# (mostly the certified bisection of delta_star), so --digits stops at 1000, about a minute.
+CLI_MAX_DIGITS = 1000
+LAM_MAX_DIGITS = 1000  # digits of lam's numerator and denominator (and of a decimal exponent)
+
+
+def _lam_arg(text: str) -> str:
+    """``--lam``: a number in (0, 1/2), exact (``0.05``, ``1/20``), of at most LAM_MAX_DIGITS digits."""
+    exponent = re.search(r"[eE]\s*([-+]?\d+)", text)
+    if len(text) > 2 * LAM_MAX_DIGITS + 10 or (exponent and abs(int(exponent.group(1))) > LAM_MAX_DIGITS):
+        raise argparse.ArgumentTypeError(
+            f"must be a number in (0, 1/2) of at most {LAM_MAX_DIGITS} digits; got {shown(text)!r}"
+        )
     try:
-        rows = constants_table(args.lam, args.digits)
+        _parse_lam(text)
     except ValueError as exc:
-        parser.error(str(exc))
-    if args.format == "json":
-        print(json.dumps(rows, indent=2))
-    else:
-        for r in rows:
-            print(f"{r['name']:<15} {r['value']}")
-            print(f"{'':<15} in [{r['enclosure'][0]}, {r['enclosure'][1]}]  ({r['definition']}; {r['source']})")
-    return 0
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command; 0, or 2 on bad input (one line), 141 when stdout is closed early."""
+
+    def body() -> int:
+        parser = Parser(prog="python -m numerics.rare_gates.constants", description=__doc__.split("\n\n")[0])
+        parser.add_argument(
+            "--lam", type=_lam_arg, default="1/20", help="weight decay in (0, 1/2), e.g. 0.05 or 1/20 (default 1/20)"
+        )
+        parser.add_argument(
+            "--digits",
+            type=int_arg(1, CLI_MAX_DIGITS),
+            default=50,
+            help=f"significant digits, 1 to {CLI_MAX_DIGITS} (default 50; 1000 take about a minute): values "
+            "rounded to nearest, enclosures outward",
+        )
+        parser.add_argument("--format", choices=("text", "json"), default="text")
+        args = parser.parse_args(argv)
+        try:
+            rows = constants_table(args.lam, args.digits)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        if args.format == "json":
+            print(json.dumps(rows, indent=2))
+        else:
+            for r in rows:
+                print(f"{r['name']:<15} {r['value']}")
+                print(f"{'':<15} in [{r['enclosure'][0]}, {r['enclosure'][1]}]  ({r['definition']}; {r['source']})")
+        return 0
+
+    return run_main("python -m numerics.rare_gates.constants", body)
 
 
 if __name__ == "__main__":

@@ -2,11 +2,11 @@
 
 Usage::
 
-    python -m numerics.rare_gates.initialization [--dps N] [--m M_INNER] [--M M_OUTER]
+    python -m numerics.rare_gates.initialization [--digits N] [--m M_INNER] [--M M_OUTER]
                                                  [--grid] [--format text|markdown|csv|json]
 
-Prints, to ``--dps`` significant digits (default 50), each constant with an enclosure
-``[lo, hi]`` computed in ``mpmath.iv`` interval arithmetic:
+(``--dps N``: a deprecated alias of ``--digits N``.) Prints, to ``--digits`` significant digits
+(default 50), each constant with an enclosure ``[lo, hi]`` computed in ``mpmath.iv`` interval arithmetic:
 
 * ``P(D0)`` for Gaussian ``a_i ~ N(0, 1)``, ``w_i ~ N(0, I_2)``:
   ``(1/16)(1 - (7/4) e^{-3/4})`` (either labelling of the units), and the labelled set's half of it;
@@ -23,9 +23,9 @@ The closed forms are derived in :mod:`derivations.rare_gates.initialization`; he
 evaluated at a precision parameter with guard digits (``mpmath.workdps``; the global
 ``mp.dps`` is never changed) and enclosed with ``mpmath.iv`` at a temporarily raised
 ``iv.prec`` that is restored afterwards. Printed values are rounded to nearest at
-``--dps`` significant digits (from values with 10 guard digits): values, not bounds.
+``--digits`` significant digits (from values with 10 guard digits): values, not bounds.
 Printed enclosures are rounded outward exactly (lower end down, upper end up, at
-``--dps`` significant digits, by :func:`numerics.intervals.format_enclosure`), so each
+``--digits`` significant digits, by :func:`numerics.intervals.format_enclosure`), so each
 still contains its constant.
 """
 
@@ -36,6 +36,7 @@ import csv
 import io
 import json
 import math
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -46,6 +47,7 @@ import mpmath
 import numpy as np
 from mpmath import iv
 
+from numerics.cli_support import Parser, flag_error, int_arg, run_main, shown
 from numerics.intervals import format_enclosure as format_enclosure_pair
 from numerics.intervals import interval_str
 
@@ -535,38 +537,92 @@ def _render(rows: list[dict], fmt: str) -> str:
     return "\n".join(lines)
 
 
+# The command's limits (the library's functions check their own): --digits up to 10000 - 2 x
+# GUARD_DIGITS (the constants carry guard digits twice over); 9980 digits take about 2 s.
+# --M above 1000 changes nothing printable (its tail terms are below e^{-M^2/2} ~ 10^-217000)
+# and 1e100000 hangs in the exact evaluation; --m below 1e-1000 makes the exact decimal parse
+# slow (1e-1000000: about a minute).
+CLI_MAX_DIGITS = 10_000 - 2 * GUARD_DIGITS
+CLI_M_INNER_MIN = Fraction(1, 10**1000)
+CLI_M_OUTER_MAX = 1000
+
+
+def _exact_arg(name: str, lo: Fraction, hi: Fraction, *, hi_open: bool, where: str) -> Any:
+    """An argparse ``type=`` for ``--m`` / ``--M``: an exact number in [lo, hi] (or [lo, hi)), kept as text."""
+
+    def parse(text: str) -> str:
+        exponent = re.search(r"[eE]\s*([-+]?\d+)", text)
+        try:
+            if len(text) > 2000 or (exponent and abs(int(exponent.group(1))) > 1000):
+                raise ValueError(text)
+            value = _as_fraction(text, name)
+        except ValueError:
+            value = None
+        if value is None or value < lo or value > hi or (hi_open and value == hi):
+            raise argparse.ArgumentTypeError(f"must be a number in {where}; got {shown(text)!r}")
+        return text
+
+    parse.__name__ = "number"
+    return parse
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Print the constants (and optionally the grid); returns the exit status."""
-    parser = argparse.ArgumentParser(
-        prog="python -m numerics.rare_gates.initialization",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--dps", type=int, default=50, help="significant digits (default 50)")
-    parser.add_argument("--m", default=DEFAULT_M_INNER, help="inner margin m of K (default 1e-4)")
-    parser.add_argument("--M", dest="M_outer", default=DEFAULT_M_OUTER, help="outer radius M of K (default 5)")
-    parser.add_argument("--grid", action="store_true", help="also print the bound over the (m, M) grid")
-    parser.add_argument("--format", choices=("text", "markdown", "csv", "json"), default="text")
-    args = parser.parse_args(argv)
-    try:
-        rows = constants(args.dps, args.m, args.M_outer)
-        grid = bound_grid(dps=min(args.dps, 30)) if args.grid else None
-    except ValueError as exc:
-        parser.error(str(exc))
-    print(_render(rows, args.format))
-    if grid is not None:
-        table = [{**r, "bound": mpmath.nstr(r["bound"], 6)} for r in grid]
-        print()
-        print(
-            _render(
-                [
-                    {"name": f"m={r['m']} M={r['M']}", "value": r["bound"], "below": r["below"], "tight": r["tight"]}
-                    for r in table
-                ],
-                args.format,
-            )
+    """Print the constants (and optionally the grid); returns the exit status (2 bad input, 141 closed stdout)."""
+
+    def body() -> int:
+        parser = Parser(prog="python -m numerics.rare_gates.initialization", description=__doc__)
+        parser.add_argument(
+            "--digits",
+            "--dps",
+            dest="digits",
+            type=int_arg(1, CLI_MAX_DIGITS),
+            default=50,
+            help=f"significant digits, 1 to {CLI_MAX_DIGITS} (default 50); --dps is a deprecated alias of --digits",
         )
-    return 0
+        parser.add_argument(
+            "--m",
+            type=_exact_arg("m", CLI_M_INNER_MIN, OMEGA_CAP, hi_open=True, where="[1e-1000, 3/4)"),
+            default=DEFAULT_M_INNER,
+            help="inner margin m of K, in [1e-1000, 3/4) (default 1e-4)",
+        )
+        parser.add_argument(
+            "--M",
+            dest="M_outer",
+            type=_exact_arg(
+                "M", CLI_M_INNER_MIN, Fraction(CLI_M_OUTER_MAX), hi_open=False, where=f"(m, {CLI_M_OUTER_MAX}]"
+            ),
+            default=DEFAULT_M_OUTER,
+            help=f"outer radius M of K, in (m, {CLI_M_OUTER_MAX}] (default 5)",
+        )
+        parser.add_argument("--grid", action="store_true", help="also print the bound over the (m, M) grid")
+        parser.add_argument("--format", choices=("text", "markdown", "csv", "json"), default="text")
+        args = parser.parse_args(argv)
+        try:
+            rows = constants(args.digits, args.m, args.M_outer)
+            grid = bound_grid(dps=min(args.digits, 30)) if args.grid else None
+        except ValueError as exc:  # M <= m: name the option
+            raise flag_error(exc, {"m": "--m", "M": "--M", "dps": "--digits"}) from None
+        print(_render(rows, args.format))
+        if grid is not None:
+            table = [{**r, "bound": mpmath.nstr(r["bound"], 6)} for r in grid]
+            print()
+            print(
+                _render(
+                    [
+                        {
+                            "name": f"m={r['m']} M={r['M']}",
+                            "value": r["bound"],
+                            "below": r["below"],
+                            "tight": r["tight"],
+                        }
+                        for r in table
+                    ],
+                    args.format,
+                )
+            )
+        return 0
+
+    return run_main("python -m numerics.rare_gates.initialization", body)
 
 
 if __name__ == "__main__":

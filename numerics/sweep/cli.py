@@ -24,36 +24,38 @@ the cells stored, missing, stale (another code version or configuration) or corr
 
 ``--profile full`` gives the paper-scale sizes that ``pytest verify --full`` uses, so a
 full RUN followed by ``pytest verify --full`` only reads results. ``--set NAME=VALUE``
-changes a size (``--set table1_inits=1024``); ``pytest verify`` takes the same option.
-A progress line (cells, ETA) is drawn on a terminal outside CI. Exit status: 0; 1 if a
-cell failed (each failure is printed with its cell and error; the other cells are
-stored); 2 on bad input; 130 when interrupted.
+changes a size (``--set table1_inits=1024``); ``pytest verify`` takes the same option. A
+size may be at most 16 times the larger of its quick and full values (the full profile is
+already paper scale or above; beyond that a LIST alone can take hours).
+
+A progress line (cells done, reused, failed, ETA) is drawn on a terminal outside CI. RUN
+reports per experiment its cells reused from the store and computed, ``done at`` (seconds
+from the start of the run to the experiment's last cell: experiments run together, so this
+is not the experiment's own time) and ``compute`` (the sum of its computed cells' times on
+the workers). Exit status: 0; 1 if a cell failed (each failure is printed with its cell and
+error; the other cells are stored); 2 on bad input (one line); 130 when interrupted; 141
+when stdout is closed early (``| head``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
+from numerics.cli_support import Parser, UsageError, bad, int_arg, run_main
 from numerics.sweep.engine import CellOutcome, describe, make_executor, run_sweeps
 from numerics.sweep.experiment import check_overrides
 from numerics.sweep.registry import experiments, resolve
 from numerics.sweep.store import ResultStore
 
 DEFAULT_STORE = Path("verify-report") / "sweep-store"
-
-
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one line, no usage dump, no SystemExit
-        raise _UsageError(message)
+SIZE_FACTOR_MAX = 16  # a --set size may be at most this times the larger of its quick and full values
 
 
 def parse_sets(items: Iterable[str] | None) -> dict:
@@ -76,19 +78,66 @@ def parse_sets(items: Iterable[str] | None) -> dict:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(
-        prog="python -m numerics.sweep", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    p = Parser(prog="python -m numerics.sweep", description=__doc__)
     p.add_argument("command", type=str.upper, choices=("LIST", "RUN", "STATUS"), help="LIST, RUN or STATUS")
-    p.add_argument("experiments", nargs="*", help="experiment names, papers, or 'all'")
+    p.add_argument("experiments", nargs="*", default=[], help="experiment names, papers, or 'all' (RUN: at least one)")
     p.add_argument("--profile", choices=("quick", "full"), default="quick", help="sizes of this audit profile")
-    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="change one size (repeatable)")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help=f"change one size, at most {SIZE_FACTOR_MAX} x its larger profile value (repeatable)",
+    )
     p.add_argument("--store", default=str(DEFAULT_STORE), help=f"result store directory (default {DEFAULT_STORE})")
     p.add_argument("--scheduler", default="local", help="serial, local (default) or a Dask scheduler address")
-    p.add_argument("--workers", type=int, default=None, help="worker processes of the local cluster (default: cores)")
+    cores = os.cpu_count() or 1
+    p.add_argument(
+        "--workers",
+        type=int_arg(1, cores),
+        default=None,
+        help=f"worker processes of the local cluster, in [1, {cores}] (the cores; default: all)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     return p
+
+
+def size_limits() -> dict[str, float]:
+    """Each numeric size's upper bound for ``--set``: SIZE_FACTOR_MAX x its larger quick/full value.
+
+    Sizes that a profile leaves at None ('all') and ``perturb`` (bounded on its own) have none.
+    """
+    base: dict[str, float] = {}
+    unbounded = {"perturb"}
+    for exp in experiments().values():
+        own = set(exp.size_names())
+        for profile in ("quick", "full"):
+            sizes = exp.sizes(profile, {})
+            for name in own:
+                value = getattr(sizes, name, None)
+                if value is None or isinstance(value, bool):
+                    unbounded.add(name)
+                elif isinstance(value, (int, float)):
+                    base[name] = max(base.get(name, 0), value)
+    return {name: SIZE_FACTOR_MAX * max(v, 1) for name, v in base.items() if name not in unbounded}
+
+
+def check_size_limits(overrides: dict) -> None:
+    """Refuse (as bad input of ``--set``) a size above its limit (:func:`size_limits`), before any cell is listed."""
+    limits = size_limits()
+    for name, raw in overrides.items():
+        try:
+            value = float(str(raw))
+        except ValueError:
+            continue  # not a number: check_overrides has named it
+        limit = limits.get(name)
+        if limit is not None and not (math.isfinite(value) and value <= limit):
+            raise bad(
+                "--set",
+                f"size {name} must be at most {limit:g} ({SIZE_FACTOR_MAX} x its larger profile value "
+                f"{limit / SIZE_FACTOR_MAX:g}); got {raw!r}",
+            )
 
 
 # --- the three commands: pure functions returning data ---------------------------------------------------
@@ -215,7 +264,7 @@ def _render(command: str, data) -> str:
         why = ", ".join(f"{k} {v}" for k, v in r["recomputed_because"].items())
         lines.append(
             f"{r['name']}: {r['cells']} cells, {r['reused']} reused, {r['computed']} computed"
-            f"{' (' + why + ')' if why else ''}, {r['failed']} failed; wall {r['wall_s']:.1f} s, "
+            f"{' (' + why + ')' if why else ''}, {r['failed']} failed; done at {r['wall_s']:.1f} s from the start, "
             f"compute {r['compute_s']:.1f} s"
         )
         lines += [f"  FAILED cell {f['cell']}: {f['error']}" for f in r["failures"]]
@@ -223,35 +272,48 @@ def _render(command: str, data) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point; returns the exit status (0; 1 failed cells; 2 bad input; 130 interrupted)."""
-    data: Any  # the rows of LIST, the report of STATUS or RUN
-    try:
+    """CLI entry point; returns the exit status (0; 1 failed cells; 2 bad input; 130 interrupted; 141 closed stdout)."""
+
+    def body() -> int:
+        data: Any  # the rows of LIST, the report of STATUS or RUN
         args = _parser().parse_args(argv)
-        overrides = parse_sets(args.set)
-        if overrides:
-            check_overrides(experiments().values(), args.profile, overrides)
-        store = ResultStore(args.store)
-        if args.command == "LIST":
-            if args.experiments:
-                raise _UsageError("LIST takes no experiment names (it lists them all)")
-            data = list_experiments(args.profile, overrides)
-        elif args.command == "STATUS":
-            data = status(args.experiments, args.profile, overrides, store)
-        else:
-            if not args.experiments:
-                raise _UsageError("RUN needs at least one experiment (see LIST), a paper, or 'all'")
-            data = run(args.experiments, args.profile, overrides, store, args.scheduler, args.workers, args.quiet)
-    except (_UsageError, ValueError) as exc:
-        print(f"sweep: error: {exc}", file=sys.stderr)
-        return 2
-    except SystemExit as exc:  # --help
-        return int(exc.code or 0)
-    except KeyboardInterrupt:
-        print("sweep: interrupted; finished cells are stored, run the same command again to continue", file=sys.stderr)
-        return 130
-    except OSError as exc:  # the store became unwritable during the run (a full disk, a lost mount)
-        print(f"sweep: error: {exc}; the cells stored before it are kept", file=sys.stderr)
-        return 1
-    print(json.dumps(data, indent=1) if args.format == "json" else _render(args.command, data))
-    failed = args.command == "RUN" and any(r["failed"] for r in data["experiments"])
-    return 1 if failed else 0
+        try:
+            overrides = parse_sets(args.set)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        try:
+            if overrides:
+                try:
+                    check_overrides(experiments().values(), args.profile, overrides)
+                except ValueError as exc:
+                    raise bad("--set", str(exc)) from None
+                check_size_limits(overrides)
+            store = ResultStore(args.store)
+            if args.command == "LIST":
+                if args.experiments:
+                    raise UsageError("LIST takes no experiment names (it lists them all)")
+                data = list_experiments(args.profile, overrides)
+            elif args.command == "STATUS":
+                data = status(args.experiments, args.profile, overrides, store)
+            else:
+                if not args.experiments:
+                    raise UsageError("RUN needs at least one experiment (see LIST), a paper, or 'all'")
+                data = run(args.experiments, args.profile, overrides, store, args.scheduler, args.workers, args.quiet)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        except KeyboardInterrupt:
+            print(
+                "sweep: interrupted; finished cells are stored, run the same command again to continue",
+                file=sys.stderr,
+            )
+            return 130
+        except BrokenPipeError:
+            raise
+        except OSError as exc:  # the store became unwritable during the run (a full disk, a lost mount)
+            print(f"sweep: error: {exc}; the cells stored before it are kept", file=sys.stderr)
+            return 1
+        print(json.dumps(data, indent=1) if args.format == "json" else _render(args.command, data))
+        failed = args.command == "RUN" and any(r["failed"] for r in data["experiments"])
+        return 1 if failed else 0
+
+    return run_main("sweep", body)

@@ -1,15 +1,15 @@
-"""A one-line progress display for sweeps: cells done / total, stored, failed, elapsed time and ETA.
+"""A one-line progress display for sweeps: cells done / total, reused, failed, elapsed time and ETA.
 
 Drawn on a terminal only (``stream.isatty()``) and never when the environment variable
 ``CI`` is set, so logs and CI runs stay quiet. The ETA extrapolates the rate of the cells
-computed so far (reused cells cost nothing) over the cells still to compute.
+computed so far (reused cells, read from the store, cost nothing) over the cells still to compute.
 
 >>> import io
 >>> p = Progress("demo", total=4, stream=io.StringIO(), enabled=True, clock=iter([0.0, 10.0]).__next__)
 >>> p.start(reused=1)
 >>> p.advance(ok=True)
 >>> p.line()
-'demo: 2/4 cells (1 stored, 0 failed) elapsed 0:00:10 ETA 0:00:20'
+'demo: 2/4 cells (1 reused, 0 failed) elapsed 0:00:10 ETA 0:00:20'
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ class Progress:
         ran = self.computed + self.failed
         eta = _hms(elapsed / ran * (self.total - done)) if ran else "?"
         return (
-            f"{self.label}: {done}/{self.total} cells ({self.reused} stored, {self.failed} failed) "
+            f"{self.label}: {done}/{self.total} cells ({self.reused} reused, {self.failed} failed) "
             f"elapsed {_hms(elapsed)} ETA {eta}"
         )
 
