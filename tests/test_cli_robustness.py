@@ -246,10 +246,27 @@ def _fake_bench(*args):
 
 @pytest.mark.parametrize(
     "name",
-    ["constants", "initialization", "recovery", "sweep", "bench", "table_wcr", "verify list", "verify coverage"],
+    [
+        "constants",
+        "initialization",
+        "recovery",
+        "sweep",
+        "bench",
+        "table_wcr",
+        "verify list",
+        "verify coverage",
+        "verify.coverage",
+        "verify.mutation list",
+        "verify.compare",
+    ],
 )
-def test_closed_pipe_in_process_returns_141(name, monkeypatch, capsys):
+def test_closed_pipe_in_process_returns_141(name, monkeypatch, capsys, tmp_path):
     from verify import __main__ as verify_main
+    from verify import compare, coverage
+    from verify.mutation import cli as mutation_cli
+
+    report = tmp_path / "report.json"
+    report.write_text('{"claims": [{"id": "A", "verdict": "confirmed"}]}')
 
     if name == "bench":
         monkeypatch.setattr(bench, "benchmark", _fake_bench)
@@ -262,6 +279,9 @@ def test_closed_pipe_in_process_returns_141(name, monkeypatch, capsys):
         "table_wcr": lambda: table_wcr.main(["--L", "2"]),
         "verify list": lambda: verify_main.main(["list"]),
         "verify coverage": lambda: verify_main.main(["coverage"]),
+        "verify.coverage": lambda: coverage.main([]),
+        "verify.mutation list": lambda: mutation_cli.main(["list"]),
+        "verify.compare": lambda: compare.main([str(report), str(report)]),
     }
     monkeypatch.setattr(sys, "stdout", _ClosedPipe())
     assert calls[name]() == 141
@@ -296,6 +316,21 @@ MARKUP = ("``", ":func:", ":mod:", ":class:", ">>>")
     [recovery.main, constants.main, initialization.main, sweep_cli.main, bench.main, table_wcr.main, ensembles.main],
 )
 def test_help_is_plain_text(main, capsys):
+    _assert_plain_help(main, capsys)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["coverage", "--help"], ["list", "--help"], ["diff", "--help"]])
+def test_verify_help_is_plain_text(argv, capsys):
+    from verify import __main__ as verify_main
+
+    with pytest.raises(SystemExit) as exc:
+        verify_main.build_parser().parse_args(argv)
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert out and not any(m in out for m in MARKUP), [m for m in MARKUP if m in out]
+
+
+def _assert_plain_help(main, capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("usage:") and not [m for m in MARKUP if m in out]

@@ -212,6 +212,7 @@ def test_paper_option(audit_dir):
         (["--paper", "bogus"], "*--paper must be one of rare_gates, central_flow, multipath; got 'bogus'*"),
         (["--profile", "bogus"], "*--profile must be one of quick, full; got 'bogus'*"),
         (["--profile", "quick", "--full"], "*--profile quick contradicts --full*"),
+        (["--set", "table1_inits=1000000000000"], "*argument --set: size table1_inits must be at most *"),
     ],
 )
 def test_bad_selection_or_profile_is_a_usage_error_before_any_test(audit_dir, args, message):

@@ -30,7 +30,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from numerics.cli_support import closed_pipe, write_line
+from numerics.cli_support import PlainHelpFormatter, closed_pipe, write_line
 from verify import coverage, diff
 from verify.registry import PAPERS, load_registry
 from verify.report import VERDICTS, _sort_key
@@ -42,15 +42,13 @@ CHECKS_ROOT = Path(__file__).resolve().parent
 
 def build_parser() -> argparse.ArgumentParser:
     """The dispatcher: one subcommand per audit command."""
-    parser = coverage.OneLineParser(
-        prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = coverage.OneLineParser(prog=PROG, description=__doc__, formatter_class=PlainHelpFormatter)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=coverage.OneLineParser)
     sub = commands.add_parser(
         "coverage",
         help="the coverage map of the papers' labelled items",
         description=coverage.help_text(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=PlainHelpFormatter,
     )
     coverage.add_arguments(sub)
     sub.set_defaults(run=coverage.run)
@@ -70,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         "diff",
         help="verdict and value changes between two reports",
         description=diff.help_text(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=PlainHelpFormatter,
     )
     diff.add_arguments(sub)
     sub.set_defaults(run=diff.run)

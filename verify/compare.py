@@ -18,6 +18,8 @@ import json
 import sys
 from pathlib import Path
 
+from numerics.cli_support import run_main
+
 
 def load_verdicts(path) -> dict[str, str]:
     """{claim id: verdict} of a report.json (ValueError with the path on a missing or malformed file)."""
@@ -43,6 +45,11 @@ def compare(base: dict[str, str], other: dict[str, str]) -> dict:
 
 
 def main(argv=None) -> int:
+    """Entry point; returns the exit status (141, quietly, when the reader closes the pipe)."""
+    return run_main("python -m verify.compare", lambda: _main(argv))
+
+
+def _main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m verify.compare", description=__doc__.split("\n\n")[0])
     parser.add_argument("base", help="the reference report.json")
     parser.add_argument("other", help="the report.json of the rerun")

@@ -41,6 +41,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from numerics.cli_support import PlainHelpFormatter, closed_pipe
 from verify.registry import PAPERS, Claim, claims_dir, load_registry
 
 MAP_FILE = "coverage.toml"
@@ -713,7 +714,7 @@ def run(args: argparse.Namespace) -> int:
 
 def build_parser(prog: str = "python -m verify coverage") -> argparse.ArgumentParser:
     """The parser of the ``coverage`` command on its own (``python -m verify.coverage``)."""
-    parser = OneLineParser(prog=prog, description=help_text(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = OneLineParser(prog=prog, description=help_text(), formatter_class=PlainHelpFormatter)
     add_arguments(parser)
     return parser
 
@@ -727,7 +728,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``coverage`` command; returns the exit status."""
     prog = "python -m verify coverage"
     try:
-        return run(build_parser(prog).parse_args(argv))
+        status = run(build_parser(prog).parse_args(argv))
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler
+        return status
+    except BrokenPipeError:
+        return closed_pipe()
     except UsageError as exc:
         print(exc, file=sys.stderr)
         return 2

@@ -129,7 +129,8 @@ def report_dir(config) -> Path:
 
 def size_overrides(config) -> dict:
     """The ``--set NAME=VALUE`` size overrides as a dict (validated against the papers' size tables)."""
-    from numerics.sweep.cli import parse_sets
+    from numerics.cli_support import UsageError
+    from numerics.sweep.cli import check_size_limits, parse_sets
     from numerics.sweep.experiment import check_overrides
     from numerics.sweep.registry import experiments
 
@@ -137,7 +138,8 @@ def size_overrides(config) -> dict:
         overrides = parse_sets(config.getoption("audit_sizes"))
         if overrides:
             check_overrides(experiments().values(), audit_profile(config), overrides)
-    except ValueError as exc:
+            check_size_limits(overrides)  # the same caps as python -m numerics.sweep: no run that cannot finish
+    except (ValueError, UsageError) as exc:
         raise pytest.UsageError(str(exc)) from None
     return overrides
 

@@ -498,9 +498,11 @@ def render_markdown(report: dict) -> str:
             "",
             "## Simulation sweeps",
             "",
-            f"Cells from the result store `{sweeps['store']}`; computed on: {sweeps['scheduler']}.",
+            f"Cells from the result store `{sweeps['store']}`; computed on: {sweeps['scheduler']}. 'done at': "
+            "seconds from the start of the sweep run to the experiment's last cell (experiments' cells interleave, "
+            "so there is no per-experiment wall time).",
             "",
-            "| experiment | cells | reused | computed | failed | wall s |",
+            "| experiment | cells | reused | computed | failed | done at (s) |",
             "|---|---|---|---|---|---|",
         ]
         lines += [

@@ -22,6 +22,8 @@ import sys
 import threading
 from pathlib import Path
 
+from numerics.cli_support import run_main
+
 from .catalogue import AREAS, CATALOGUE, CatalogueError, load_catalogue, problems, select
 
 
@@ -71,6 +73,11 @@ def _emit(line: str) -> None:
 
 
 def main(argv=None) -> int:
+    """Entry point; returns the exit status (141, quietly, when the reader closes the pipe)."""
+    return run_main("python -m verify.mutation", lambda: _main(argv))
+
+
+def _main(argv=None) -> int:
     args = _parser().parse_args(argv)
     root = (args.root or repo_root()).resolve()
     try:
