@@ -155,11 +155,15 @@ def figure3(runs: Sequence[Mapping[str, Any]], pool_ratios: Collection[float] = 
             label="pool of EOS draws",
         )
     ax[1].axhline(1.0, ls=":", color=PAPER, lw=1, label="paper: all > 1")
+    ticks = list(range(len(runs))) + ([len(runs) + 0.5] if len(pool_ratios) else [])
+    names = [str(r.get("draw", s)) for s, r in enumerate(runs)] + (["pool"] if len(pool_ratios) else [])
     ax[1].set(xlabel="draw", ylabel="min |z_ij| / |delta z_ij|", title="fixed-gate ratio at first contact")
+    ax[1].set_xticks(ticks, names)  # integer draws, and the pool's column named
     ax[1].legend(fontsize=7)
     ax[2].semilogy(np.arange(len(runs)), _floor(np.array([r["surv"] for r in runs])), "o", color="C4")
     ax[2].axhline(1e-11, ls=":", color=PAPER, lw=1, label="paper: O(1e-11)")
     ax[2].set(xlabel="draw", ylabel="max |surviving drift|", title="combinations in b-perp")
+    ax[2].set_xticks(range(len(runs)), [str(r.get("draw", s)) for s, r in enumerate(runs)])
     ax[2].legend(fontsize=7)
     fig.tight_layout()
     return fig
@@ -177,7 +181,7 @@ def figure4(runs: Sequence[Mapping[str, Any]]) -> plt.Figure:
             a.plot(r["cf_t"], r["h_cf"][:, j], color=FLOWS["cf"][0], lw=1.2, label="hybrid CF")
             if r["fail_t"] is not None:
                 a.axvline(r["fail_t"], ls=":", color=PAPER, lw=1)
-            a.set(title=f"draw {r.get('draw', s)}, h_{j + 1}", xlabel="t (GD steps)")
+            a.set(title=f"draw {r.get('draw', s)}, h_{j + 1}", xlabel="t (GD steps)", ylabel=f"h_{j + 1}(t)")
             if s == 0 and j == 0:
                 a.legend(fontsize=7)
     fig.tight_layout()

@@ -92,6 +92,8 @@ def figure4(runs: dict, optimum: dict, sigma: float = 1.0) -> plt.Figure:
         a.set(xlim=(-0.05, 1.5 * sigma), ylim=(-0.05, 1.05 * sigma))
         a.tick_params(labelsize=6)
     fig.suptitle("Heterogeneous depths at eta* = 2/lambda^min: our runs (blue), optimum of (18) (black x)", fontsize=9)
+    fig.supxlabel("sigma_11 (pathway of depth L1)", fontsize=8)
+    fig.supylabel("sigma_21 (pathway of depth L2)", fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -116,6 +118,8 @@ def figure6(orbits: dict, gamma_wcr: dict) -> plt.Figure:
         )
         a.set(xlim=(0, 1.6), ylim=(max(min(-0.8, 1.1 * o["g_g_c"]), -6.0), 1.8))
         a.tick_params(labelsize=6)
+    fig.supxlabel("u = w / w_* (per-layer value, normalised)", fontsize=8)
+    fig.supylabel("g(u): the next iterate of the chain map", fontsize=8)
     fig.tight_layout()
     return fig
 

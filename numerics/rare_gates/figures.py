@@ -140,7 +140,7 @@ def recovery_curve_figure(
 
     ``paper`` maps ``(b, delta0)`` to the quoted fractions at t = 60, 200, 450.
     """
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = plt.subplots(figsize=(8.6, 4.2))
     t = np.linspace(0.0, horizon, 901)
     for i, s in enumerate(settings):
         col = f"C{i}"
@@ -154,7 +154,7 @@ def recovery_curve_figure(
     if paper:
         ax.plot([], [], "x", color=PAPER, label="paper (Table 2)")
     ax.set(xlabel="target time t", ylabel="recovered fraction", ylim=(0, 1.02), title=title)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the axes: the curves fill them
     fig.tight_layout()
     return fig
 
