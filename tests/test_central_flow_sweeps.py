@@ -97,3 +97,24 @@ def test_relu_run_refuses_an_unused_draw():
     unused = next(i for i in range(40) if E.relu_contact(i, E.SETTINGS["relu"]["T"]) is None)
     with pytest.raises(ValueError, match=rf"relu_run: draw {unused} is not used"):
         E.relu_run(unused)
+
+
+@pytest.mark.parametrize("paper", ["central_flow", "multipath"])
+def test_every_cell_takes_the_perturbation(paper):
+    """`pytest verify --perturb REL` gives every cell `perturb`: each cell's function must accept it."""
+    import importlib
+    import inspect
+
+    module = importlib.import_module(f"numerics.{paper}.experiments")
+    for exp in resolve([paper]):
+        for cell in exp.cells(exp.sizes("quick", {"perturb": "1e-12"})):
+            fn = getattr(module, cell["call"])
+            assert cell["kwargs"].get("perturb") == 1e-12, exp.name
+            assert "perturb" in inspect.signature(fn).parameters, f"{exp.name}: {cell['call']} has no perturb"
+
+
+def test_eos_scan_perturbation_moves_the_start_only_when_asked():
+    base = E.eos_scan("scalar", 0.9, 1.002, 0.3, steps=410)
+    assert E.eos_scan("scalar", 0.9, 1.002, 0.3, steps=410, perturb=0.0) == base
+    moved = E.eos_scan("scalar", 0.9, 1.002, 0.3, steps=410, perturb=1e-12)
+    assert moved["lam0"] != base["lam0"] and abs(moved["lam0"] - base["lam0"]) < 1e-9

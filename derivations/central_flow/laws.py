@@ -541,3 +541,59 @@ def relu_kernel_generators_at(n: int, d: int, r: int, seed: int = 0) -> list[sp.
     delta = generator(U, V, A)
     point = generic_point(model, seed)
     return _solve_for_A([directional(p, model.theta, delta).subs(point) for p in model.phi], A)
+
+
+def invariance_lemma(D: int = 3, P: int = 2) -> dict[str, sp.Expr]:
+    """Section 2's lemma for arbitrary smooth phi: R^D -> R^P, F, h and a one-parameter family T; residuals.
+
+    T(eps, theta) = theta + eps Delta(theta) + eps^2 W(eps, theta) is the general C^2 family with
+    T(0, theta) = theta (Hadamard's lemma; Delta, W arbitrary functions). Every returned residual
+    expands to 0:
+
+    - ``generator``: d/deps phi_a(T(eps, theta)) at eps = 0 minus (dphi Delta)_a, summed with
+      independent weights c_a over a: the eps-derivative of phi(T) is dphi Delta, so an invariance
+      phi(T(eps, .)) = phi gives dphi Delta = 0;
+    - ``perp``: <Delta, dphi^T w> - <dphi Delta, w> for arbitrary w in R^P: so dphi Delta = 0 puts
+      Delta in W_phi^perp, W_phi = range(dphi^T);
+    - ``loss``: D_Delta F(phi(theta)) - <grad F(phi), dphi Delta>: the loss is invariant;
+    - ``law``: d/dt h(theta) along theta' = -grad L, L = F(phi), plus <grad F(phi), dphi grad h>:
+      with Delta = grad h and dphi Delta = 0, h is a gradient-flow conservation law.
+
+    ``law_rate`` is the rate itself, nonzero for a generic h (the premise dphi grad h = 0 is needed).
+
+    >>> sorted(k for k, e in invariance_lemma(2, 1).items() if k != 'law_rate' and e != 0)
+    []
+    """
+    theta = sp.symbols(f"theta0:{D}", real=True)
+    eps = sp.Symbol("epsilon", real=True)
+    xi = sp.symbols(f"xi0:{P}", real=True)
+    phi = [sp.Function(f"phi{a}")(*theta) for a in range(P)]
+    Delta = [sp.Function(f"Delta{i}")(*theta) for i in range(D)]
+    W = [sp.Function(f"W{i}")(eps, *theta) for i in range(D)]
+    T = {t: t + eps * d + eps**2 * w for t, d, w in zip(theta, Delta, W)}
+    J = sp.Matrix([[sp.diff(p, t) for t in theta] for p in phi])  # dphi, P x D
+    Jd = J * sp.Matrix(Delta)
+    c = sp.symbols(f"c0:{P}", real=True)
+    gen = sp.Integer(0)
+    for a, p in enumerate(phi):
+        along = sp.diff(p.subs(T, simultaneous=True), eps).subs(eps, 0).doit()
+        gen += c[a] * (along - Jd[a])
+    w = sp.Matrix(sp.symbols(f"w0:{P}", real=True))
+    perp = (sp.Matrix(Delta).T * (J.T * w))[0] - (Jd.T * w)[0]
+    F = sp.Function("F")
+    L = F(*phi)
+    gradF = [sp.Subs(sp.Derivative(F(*xi), x), xi, phi).doit() for x in xi]
+    loss_rate = sum((d * sp.diff(L, t) for t, d in zip(theta, Delta)), sp.Integer(0))
+    loss_res = loss_rate - sum((g * e for g, e in zip(gradF, Jd)), sp.Integer(0))
+    h = sp.Function("h")(*theta)
+    grad_h = sp.Matrix([sp.diff(h, t) for t in theta])
+    rate = sum((gh * (-sp.diff(L, t)) for gh, t in zip(grad_h, theta)), sp.Integer(0))
+    Jh = J * grad_h
+    law_res = rate + sum((g * e for g, e in zip(gradF, Jh)), sp.Integer(0))
+    return {
+        "generator": sp.expand(sp.simplify(gen)),
+        "perp": sp.expand(perp),
+        "loss": sp.expand(sp.simplify(loss_res)),
+        "law": sp.expand(sp.simplify(law_res)),
+        "law_rate": sp.expand(rate),
+    }

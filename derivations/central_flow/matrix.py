@@ -239,3 +239,47 @@ def breaking_matrix_from_sigma(n: int, m: int, r: int) -> sp.Matrix:
                 acc += coeff * Sigma[idx[0], idx[1]]
             out[i, j] = sp.expand(acc)
     return out
+
+
+def cross_factor_links(
+    n: int, m: int, r: int, K: int = 2
+) -> dict[str, tuple[sp.Expr | sp.Matrix, sp.Expr | sp.Matrix]]:
+    """The three links of the cross term under the reading M := E[delta_U^T U delta_V^T] (r x m).
+
+    Returns ``{link: (ours, paper)}``, each pair equal after expansion:
+
+    - ``Mdot``: D_{Delta_A} M (delta held fixed, A in Sym(r)) and the printed E[delta_U^T U A delta_V^T];
+    - ``cross``: the cross term of E|delta_U V^T + U delta_V^T|_F^2, i.e. that minus
+      tr(R_U P_V) + tr(P_U R_V), and 2 tr(M V);
+    - ``rate``: D_{Delta_A} tr(M V) and tr(A (N - N')) (N, N' as in :func:`contractions`),
+      through the product rule tr(M' V) + tr(M V'), V' = -V A.
+
+    >>> links = cross_factor_links(2, 1, 2, 1)
+    >>> all(sp.expand(o - p) == sp.zeros(*o.shape) if isinstance(o, sp.MatrixBase) else sp.expand(o - p) == 0
+    ...     for o, p in links.values())
+    True
+    """
+    U, V, _ = mf_symbols(n, m, r)
+    A = symmetric_symbols("A", r)
+    deltas = samples(n, m, r, K)
+    theta = list(vec(U, V))
+    delta = generator(U, V, A)
+    M = sp.zeros(r, m)
+    Mdot_paper = sp.zeros(r, m)
+    gn = sp.Integer(0)
+    for dU, dV in deltas:
+        M += dU.T * U * dV.T
+        Mdot_paper += dU.T * U * A * dV.T
+        J = dphi(U, V, dU, dV)
+        gn += sum((e**2 for e in J), sp.Integer(0))
+    Mdot = M.applyfunc(lambda e: directional(e, theta, delta))
+    c = contractions(U, V, deltas)
+    cross = sp.expand(gn - (c["R_U"] * c["P_V"]).trace() - (c["P_U"] * c["R_V"]).trace())
+    rate = directional(sp.expand((M * V).trace()), theta, delta)
+    product_rule = sp.expand((Mdot_paper * V).trace() + (M * (-V * A)).trace())
+    return {
+        "Mdot": (Mdot.applyfunc(sp.expand), Mdot_paper.applyfunc(sp.expand)),
+        "cross": (cross, sp.expand(2 * (M * V).trace())),
+        "rate": (rate, sp.expand((A * (c["N"] - c["N'"])).trace())),
+        "product_rule": (rate, product_rule),
+    }

@@ -200,3 +200,20 @@ def terminal_bound() -> sp.Expr:
     probe = {eta: sp.Rational(1, 2), y: sp.Rational(1, 3)}
     (pos,) = [c for c in roots if c.subs(probe) > 0]
     return pos
+
+
+def gd_law_step() -> tuple[sp.Expr, sp.Expr]:
+    """(h after one GD step, h_k (1 - eta^2 e_k^2)) for theta_{k+1} = theta_k - eta grad L, e_k = u_k v_k - y.
+
+    u_{k+1} = u - eta e v and v_{k+1} = v - eta e u, so the cross terms -2 eta e u v cancel in
+    u_{k+1}^2 - v_{k+1}^2 and h_{k+1} = h_k - eta^2 e^2 (u^2 - v^2) = h_k (1 - eta^2 e_k^2): GD
+    leaves the level set h = h_0 at every step with e_k != 0 and h_k != 0, before any EOS effect.
+
+    >>> nxt, closed = gd_law_step()
+    >>> sp.expand(nxt - closed)
+    0
+    """
+    step = {t: t - eta * sp.diff(loss(), t) for t in THETA}
+    nxt = sp.expand(law().subs(step, simultaneous=True))
+    e = u * v - y
+    return nxt, sp.expand(law() * (1 - eta**2 * e**2))

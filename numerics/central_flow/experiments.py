@@ -647,16 +647,26 @@ def scalar_h_budget(iterates: npt.ArrayLike, eta: float, y: float) -> dict[str, 
             "hK": float(h[-1])}  # fmt: skip
 
 
-def eos_scan(model: str, eta: float, c: float, scale: float, seed: int = 0, draw: int = 0, steps: int = 600) -> dict:
+def eos_scan(
+    model: str,
+    eta: float,
+    c: float,
+    scale: float,
+    seed: int = 0,
+    draw: int = 0,
+    steps: int = 600,
+    perturb: float = 0.0,
+) -> dict:
     """GD in the EoS family (:func:`eos_problem`) for ``steps`` steps, judged over EOS_WINDOW steps past 2/eta.
 
     Returns the cell's configuration, :func:`numerics.central_flow.eos.edge_stats` (``first``,
     ``frac_edge``, ``frac_osc``, ``frac_eos``, ``sustained``, lambda eta/2 min / max / last),
     lambda eta/2 at the start and the final relative period-two amplitude; a diverging run reports
-    ``diverged``.
+    ``diverged``. ``perturb`` moves the start by that much relative (keyed by the cell's setting).
     """
     steps = _count(steps, "steps", EOS_WINDOW + 3)
     mod, th, eta = eos_problem(model, eta, c, scale, seed, draw)
+    th = perturb_relative(th, perturb, f"eos_scan/{model}/{eta!r}/{c!r}/{scale!r}", seed, draw)
     out: dict[str, Any] = {"model": model, "eta": eta, "c": c, "scale": scale, "seed": seed, "draw": draw}
     try:
         gd = F.gradient_descent(mod, th, eta, steps)

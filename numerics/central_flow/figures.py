@@ -170,7 +170,8 @@ def figure3(runs: Sequence[Mapping[str, Any]], pool_ratios: Collection[float] = 
 
 
 def figure4(runs: Sequence[Mapping[str, Any]]) -> plt.Figure:
-    """Figure 4 (ReLU beyond fixed gates): h_j(t) for GF, GD midpoint, hybrid CF; dotted: first gate failure."""
+    """Figure 4 (ReLU beyond fixed gates): h_j(t) for GF, GD midpoint, hybrid CF; dotted: our first gate failure;
+    shaded: the paper's 'fewer than 10 optimisation steps' after the first edge contact."""
     r_ = runs[0]["h_gf"].shape[1]
     fig, ax = plt.subplots(len(runs), r_, figsize=(4 * r_, 2.6 * len(runs)), squeeze=False)
     for s, r in enumerate(runs):
@@ -179,8 +180,10 @@ def figure4(runs: Sequence[Mapping[str, Any]]) -> plt.Figure:
             a.plot(r["gf_t"], r["h_gf"][:, j], color=FLOWS["gf"][0], lw=1.2, label="GF")
             a.plot(r["mid_t"], r["h_mid"][:, j], "--", color=FLOWS["mid"][0], lw=1, label="GD midpoint")
             a.plot(r["cf_t"], r["h_cf"][:, j], color=FLOWS["cf"][0], lw=1.2, label="hybrid CF")
+            if r.get("contact") is not None:  # the paper: the fixed-gate condition fails < 10 steps after contact
+                a.axvspan(r["contact"], r["contact"] + 10, color=PAPER, alpha=0.08, lw=0, label="paper: gate fails")
             if r["fail_t"] is not None:
-                a.axvline(r["fail_t"], ls=":", color=PAPER, lw=1)
+                a.axvline(r["fail_t"], ls=":", color=PAPER, lw=1, label="our first gate failure")
             a.set(title=f"draw {r.get('draw', s)}, h_{j + 1}", xlabel="t (GD steps)", ylabel=f"h_{j + 1}(t)")
             if s == 0 and j == 0:
                 a.legend(fontsize=7)

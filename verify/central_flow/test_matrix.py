@@ -258,3 +258,41 @@ def test_no_breaking_when_balanced(audit):
         "the Hessian vanishes for every symmetric A and Y; with an unrelated delta_V (R_U != R_V) it does not."
     )
     assert all(conds) and rate == 0 and unbalanced != 0
+
+
+M_READING = (
+    "M (definition lost) read as M := E[delta_U^T U delta_V^T], an r x m matrix (the reading under which the printed "
+    "r x m right-hand side E[delta_U^T U A delta_V^T] is well-typed), differentiated along Delta_A = (UA, -VA), "
+    "A in Sym(r), with the oscillation samples delta held fixed; M enters <H, Sigma> through the cross term "
+    "2 tr(M V) of E|delta_U V^T + U delta_V^T|^2 (squared loss, grad^2 F = I)"
+)
+
+
+def _diff_zero(ours, paper) -> bool:
+    d = ours - paper
+    return _zero(d) if isinstance(d, sp.MatrixBase) else sp.expand(d) == 0
+
+
+@claim("CF-C.Mdot", reading=M_READING + "; " + N_READING)
+def test_Mdot(audit):
+    shapes = [(2, 3, 2), (1, 2, 3)]
+    res = {s: M.cross_factor_links(*s, K=2) for s in shapes}
+    table = {
+        f"(n,m,r)={s}": {k: ("equal" if _diff_zero(o, p) else "DIFFERENT") for k, (o, p) in links.items()}
+        for s, links in res.items()
+    }
+    nonzero = all(
+        not _zero(links["Mdot"][0]) and links["rate"][0] != 0 and links["cross"][0] != 0 for links in res.values()
+    )
+    audit.ours(table, label="SymPy: derived minus stated, per link")
+    audit.ours(f"{nonzero}", label="every derived side nonzero (no link holds as 0 = 0)")
+    audit.evidence(
+        "SymPy, symbolic U, V, symmetric A and K = 2 symbolic samples, shapes (n, m, r) = "
+        f"{', '.join(str(s) for s in shapes)}: (1) the derivative of every entry of M = sum_k delta_U^T U delta_V^T "
+        "along (UA, -VA) equals the printed E[delta_U^T U A delta_V^T] (only U' = UA enters, V is absent from M); "
+        "(2) the cross term of E|delta_U V^T + U delta_V^T|_F^2 beyond tr(R_U P_V) + tr(P_U R_V) is 2 tr(M V); (3) "
+        "D_{Delta_A} tr(M V) = tr(M' V) + tr(M V') with V' = -V A equals tr(A (N - N')). Under any r x r reading of M "
+        "(e.g. E[delta_U^T U delta_V^T V]) the printed right-hand side is r x m and cannot be its rate."
+    )
+    assert all(_diff_zero(o, p) for links in res.values() for o, p in links.values())
+    assert nonzero

@@ -38,6 +38,9 @@ from scipy import stats
 from derivations.central_flow import scalar as S
 from numerics.central_flow import experiments as E
 from numerics.central_flow import figures as FIG
+from numerics.central_flow import flows as F
+from numerics.central_flow import laws as CL
+from numerics.central_flow import models
 from numerics.central_flow.experiments import GRID_STEP, P2_SKIP, SEED
 from verify.audit import claim, discrepancy, paper_claim, uses
 
@@ -201,22 +204,47 @@ def test_fig1_pinned(audit, results):
     assert all(r["stop"] is None and r["t_last"] == r["T"] for r in scalar_runs)
 
 
-@claim("CF-B.fig1-saturate", reading=READ_SCALAR + "; 'long-time |h|' = |h| of the hybrid CF at T = 200")
+def _gd_scalar(r, steps: int | None = None):
+    """GD iterates of a scalar run, recomputed from its start (200 scalar steps: microseconds)."""
+    model = models.scalar_model(r["y"])
+    return model, F.gradient_descent(model, r["theta0"], r["eta"], int(r["T"]) if steps is None else steps)
+
+
+@claim(
+    "CF-B.fig1-saturate",
+    reading=READ_SCALAR + "; the caption does not say whose |h| the panel plots: read as the hybrid central flow's "
+    "|h| at T = 200 (the flow the bound is derived for: pinned at the edge, it ends at a zero-loss point on the "
+    "edge); GD's |h(200)| (iterate and midpoint) is reported beside it and lies far below the bound in this setting, "
+    "where GD catapults and then converges below the edge",
+)
 @uses("central_flow.scalar")
 def test_fig1_saturate(audit, results):
     scalar_runs = results["central_flow.scalar"]
     rel = [abs(r["abs_hT"] - r["bound"]) / r["bound"] for r in scalar_runs]
-    audit.ours([r["abs_hT"] for r in scalar_runs], 16, label="|h(200)|")
+    gd_abs, mid_abs = [], []
+    for r in scalar_runs:
+        model, it = _gd_scalar(r)
+        gd_abs.append(float(np.abs(CL.law(it[-1], model))))
+        mid_abs.append(float(np.abs(CL.law(F.midpoints(it)[-1], model))))
+    audit.ours([r["abs_hT"] for r in scalar_runs], 16, label="CF |h(200)|")
+    audit.ours(gd_abs, 4, label="GD iterate |h_200| (not the panel's reading; reported)")
+    audit.ours(mid_abs, 4, label="GD midpoint |h| at step 199.5 (reported)")
     audit.ours(float(scalar_runs[0]["bound"]), 16, label="2 sqrt(eta^-2 - y^2)")
     audit.ours(rel, 3, label="relative distance to the bound")
     audit.ours([float(abs(r["h0"])) for r in scalar_runs], 6, label="|h0| (far from the bound)")
     audit.evidence(
         f"Hybrid CF to T = {scalar_runs[0]['T']:g}: |h(T)| lies within {max(rel):.1e} relative of the bound 2 "
         "sqrt(eta^-2 - y^2) of the zero-loss point on the edge (tolerance 1e-9: integration error, rtol 1e-12 over "
-        f"~1e3 steps), starting from |h0| >= {min(abs(r['h0']) / r['bound'] for r in scalar_runs):.2f} x the bound."
+        f"~1e3 steps), starting from |h0| >= {min(abs(r['h0']) / r['bound'] for r in scalar_runs):.2f} x the bound. "
+        f"GD (recomputed from each start, {int(scalar_runs[0]['T'])} steps) ends at |h| = "
+        f"{min(gd_abs):.3f}-{max(gd_abs):.3f} (midpoint {min(mid_abs):.3f}-{max(mid_abs):.3f}), "
+        f"{min(gd_abs) / scalar_runs[0]['bound']:.2f}-{max(gd_abs) / scalar_runs[0]['bound']:.2f} x the bound "
+        f"{scalar_runs[0]['bound']:.3f}: read as GD's runs, the panel would not lie on the identity line in this "
+        "setting."
     )
     _per_draw_power(audit, len(scalar_runs))
     assert max(rel) <= 1e-9
+    assert all(np.isfinite(gd_abs)) and all(np.isfinite(mid_abs))
     assert all(abs(r["h0"]) > 1.3 * r["bound"] for r in scalar_runs)  # the runs start far from the bound
 
 
@@ -239,6 +267,140 @@ def test_fig1_balance(audit, results):
     _per_draw_power(audit, len(scalar_runs))
     assert min(hmin) > 0
     assert max(hdot_max) < 0 and min(counts) > 10
+
+
+LEAVE = 1e3 * GF_TOL  # "leaves the level set": a relative change of h beyond 1e3 x GF's solver-accuracy drift
+
+
+@claim(
+    "CF-B.leave-cf",
+    reading=READ_SCALAR + "; 'once EOS effects become active' = from the first EOS contact of the hybrid flow "
+    f"(lambda_max = 2/eta); 'remains on / leaves the level set' = relative change of h within / beyond {LEAVE:g} "
+    "(1e3 x GF's solver-accuracy tolerance)",
+)
+@uses("central_flow.scalar")
+def test_leave_cf(audit, results):
+    scalar_runs = results["central_flow.scalar"]
+    before, lag, final = [], [], []
+    for r in scalar_runs:
+        t, dh = r["cf_t"], r["cf_dh"]
+        pre = t < r["contact"]
+        before.append(float(dh[pre].max()))
+        out = np.nonzero(dh > LEAVE)[0]
+        lag.append(float(t[out[0]] - r["contact"]) if out.size else float("inf"))
+        final.append(float(dh[-1]))
+    audit.ours([r["contact"] for r in scalar_runs], 4, label="first EOS contact t per draw")
+    audit.ours(before, 3, label="CF max |h - h0|/|h0| before contact")
+    audit.ours(lag, 3, label=f"first sample with relative change > {LEAVE:g}, minus the contact time")
+    audit.ours(final, 4, label="CF relative change at T")
+    audit.evidence(
+        f"Hybrid CF sampled every {GRID_STEP} steps: before the first EOS contact it is gradient flow and keeps h to "
+        f"{max(before):.1e} relative (<= {GF_TOL:g}, the solver's accuracy); the first sample beyond {LEAVE:g} comes "
+        f"{min(lag):.2f}-{max(lag):.2f} steps after the contact (the first samples after it: the drift "
+        f"-2 sigma^2 h / R acts from the contact on), and the change reaches {min(final):.3f}-{max(final):.3f} at T."
+    )
+    _per_draw_power(audit, len(scalar_runs))
+    assert max(before) <= GF_TOL
+    assert all(0 < x <= 2 * GRID_STEP for x in lag)
+    assert min(final) >= O1
+
+
+GD_EOS_READING = (
+    READ_SCALAR + "; GD's 'EOS effects become active' with the first step taken from an iterate at or above the "
+    "edge (theta_{k+1} from theta_k with lambda_max(H(theta_k)) >= 2/eta): the change h_{k+1} - h_k depends on theta_k "
+    f"only; 'leaves the level set' = relative change of h beyond {LEAVE:g} (1e3 x GF's solver-accuracy tolerance)"
+)
+
+
+def _gd_leave(r):
+    """(first step with a change beyond LEAVE, GD's first edge step, change at step 1, eta^2 e0^2, identity error)."""
+    model, it = _gd_scalar(r)
+    h = np.asarray(CL.law(it, model))
+    dh = np.abs(h - h[0]) / abs(h[0])
+    lam = np.array([np.linalg.eigvalsh(model.hessian(x))[-1] for x in it])
+    edge = np.nonzero(lam >= 2 / r["eta"])[0]
+    e = it[:, 0] * it[:, 1] - r["y"]
+    pred = h[:-1] * (1 - r["eta"] ** 2 * e[:-1] ** 2)
+    ident = float(np.max(np.abs(h[1:] - pred) / (np.abs(h[:-1]) * (1 + r["eta"] ** 2 * e[:-1] ** 2))))
+    leave = np.nonzero(dh > LEAVE)[0]
+    return {
+        "leave": int(leave[0]) if leave.size else None,
+        "edge": int(edge[0]) if edge.size else None,
+        "dh1": float(dh[1]),
+        "pred1": float(r["eta"] ** 2 * e[0] ** 2),
+        "ident": ident,
+        "pre_edge": float(dh[: edge[0] + 1].max()) if edge.size else float(dh.max()),
+    }
+
+
+@claim(
+    "CF-B.leave-gd", reading="GD's one-step law h_{k+1} = h_k (1 - eta^2 e_k^2), e_k = u_k v_k - y, derived with SymPy"
+)
+def test_leave_gd_identity(audit):
+    nxt, closed = S.gd_law_step()
+    diff = sp.expand(nxt - closed)
+    audit.ours(sp.factor(nxt), label="h after one GD step")
+    audit.ours(diff, label="h_{k+1} - h_k (1 - eta^2 e_k^2)")
+    audit.evidence(
+        "SymPy: one GD step u - eta e v, v - eta e u of L = (uv - y)^2/2 substituted into h = u^2 - v^2; the cross "
+        "terms cancel and h_{k+1} = h_k (1 - eta^2 e_k^2) exactly. So GD leaves the level set h = h0 at its first step "
+        "whenever e_0 != 0 and h_0 != 0, whatever the sharpness."
+    )
+    assert diff == 0 and sp.expand(nxt - S.law()) != 0
+
+
+@claim("CF-B.leave-gd", reading=GD_EOS_READING)
+@uses("central_flow.scalar")
+def test_leave_gd_ours(audit, results):
+    scalar_runs = results["central_flow.scalar"]
+    rows = [_gd_leave(r) for r in scalar_runs]
+    audit.ours([x["leave"] for x in rows], label=f"GD's first step with relative change > {LEAVE:g}")
+    audit.ours([x["edge"] for x in rows], label="GD's first iterate k with lambda_max(theta_k) >= 2/eta")
+    audit.ours([x["dh1"] for x in rows], 4, label="|h_1 - h_0|/|h_0| (GD, step 1)")
+    audit.ours(
+        [x["pre_edge"] for x in rows], 4, label="largest relative change of h made by steps from sub-edge iterates"
+    )
+    audit.ours(
+        max(x["ident"] for x in rows), 3, label="max_k |h_{k+1} - h_k (1 - eta^2 e_k^2)| / (|h_k| (1 + eta^2 e_k^2))"
+    )
+    audit.evidence(
+        f"GD recomputed from each start ({int(scalar_runs[0]['T'])} steps): the one-step law holds along every run to "
+        f"{max(x['ident'] for x in rows) / EPS:.1f} eps (tolerance 16 eps: a few roundings per step), and GD leaves "
+        f"the level set at step {max(x['leave'] for x in rows)}: |h_1 - h_0|/|h_0| = eta^2 e_0^2 = "
+        f"{min(x['dh1'] for x in rows):.3f}-{max(x['dh1'] for x in rows):.3f}, from a start below the edge "
+        f"(lambda_max(theta_0) < 2/eta by construction); GD's sharpness first reaches 2/eta at iterate "
+        f"{min(x['edge'] for x in rows)}-{max(x['edge'] for x in rows)}, so its first EOS step is step "
+        f"{min(x['edge'] for x in rows) + 1}-{max(x['edge'] for x in rows) + 1}, while the steps from sub-edge "
+        f"iterates have already moved h by {min(x['pre_edge'] for x in rows):.3f}-"
+        f"{max(x['pre_edge'] for x in rows):.3f} (a plain finite-step effect, eta^2 e^2 with a large residual). In "
+        "this setting GF reaches the edge within the first step (the CF contact), so the two onsets are one step "
+        "apart; the identity makes the point for every setting. The hybrid CF leaves at its EOS contact "
+        "(CF-B.leave-cf)."
+    )
+    assert max(x["ident"] for x in rows) <= 16 * EPS
+    assert all(x["leave"] == 1 and abs(x["dh1"] - x["pred1"]) <= 16 * EPS * (1 + x["pred1"]) for x in rows)
+    assert all(x["edge"] is not None and x["edge"] >= 1 for x in rows)
+
+
+@discrepancy(
+    "CF-B.leave-gd",
+    reason="GD obeys h_{k+1} = h_k (1 - eta^2 e_k^2) exactly (SymPy), so it leaves the level set h = h0 at its first "
+    "step whenever the residual e_0 = u_0 v_0 - y is nonzero and h_0 != 0, from any start, before EOS effects are "
+    "active; only the central flow waits for the EOS contact. The size of GD's pre-EOS change is setting-dependent "
+    "(in our reconstructed setting an O(1) change made by the first step, from a sub-edge iterate; values in the "
+    "evidence of our side), its existence is not",
+    reading=GD_EOS_READING,
+)
+@uses("central_flow.scalar")
+def test_leave_gd_paper(results):
+    rows = [_gd_leave(r) for r in results["central_flow.scalar"]]
+    paper_claim(
+        all(x["leave"] is not None and x["edge"] is not None and x["leave"] >= x["edge"] + 1 for x in rows),
+        "GD leaves at step "
+        + ", ".join(str(x["leave"]) for x in rows)
+        + "; its first step from an iterate at the edge is step "
+        + ", ".join(str(x["edge"] + 1) for x in rows),
+    )
 
 
 # --- matrix factorisation (Figure 2) -----------------------------------------------------------------------
@@ -274,39 +436,110 @@ def test_fig2_midpoint(audit, results):
 
 
 @claim(
-    "CF-C.fig2-match",
-    reading=READ_MF + "; 'approximately 1e-10 - 1e-9' read as: Psi' = -eta sym(B~) holds to "
-    "float64 rounding along the active trajectory (entrywise |Psi' + eta B| <= 64 eps x sum of |terms|); the plain "
-    "relative discrepancy is reported beside the paper's range",
+    "CF-C.fig2-identity",
+    reading=READ_MF + "; 'pointwise validation' read as: Psi' = -eta sym(B~) holds to float64 rounding at every "
+    "active sample (entrywise |Psi' + eta B| <= 64 eps x sum of |terms|)",
 )
 @uses("central_flow.mf")
-def test_fig2_match(audit, results):
+def test_fig2_identity(audit, results):
     mf_runs = results["central_flow.mf"]
     floor = [float(r["floor"].max()) for r in mf_runs]
-    worst = [float(r["match"].max()) for r in mf_runs]
-    median = [float(np.median(r["match"])) for r in mf_runs]
     audit.ours(floor, 3, label="max_t entrywise |Psi' + eta B| / sum|terms| per draw")
-    audit.ours(median, 3, label="median_t |Psi' + eta B|_F / |eta B|_F per draw")
-    audit.ours(worst, 3, label="max_t |Psi' + eta B|_F / |eta B|_F per draw")
     audit.ours([int(r["match"].size) for r in mf_runs], label="active samples")
     audit.evidence(
         "Psi' by direct differentiation, U'^T U + U^T U' - V'^T V - V^T V' with theta' the float64 CF velocity; "
         "prediction -eta B, B = sym(B~) from the boxed formula with Sigma = sigma^2 q q^T. The identity holds to "
-        "rounding everywhere (tolerance 64 eps times the sum of |terms|: four r x r products of length n + m and one "
-        f"subtraction; largest {max(floor) / EPS:.1f} eps). The plain relative discrepancy has per-draw medians "
-        f"{min(median):.0e}-{max(median):.0e} and rises late in a draw, where sigma^2 -> 0 and the exactly cancelling "
-        "gradient part of Psi' (U^T E V - V^T E^T U terms) dominates the rounding: its per-draw maximum exceeds 1e-10 "
-        f"in {sum(w > 1e-10 for w in worst)} of {len(worst)} draws (largest {max(worst):.1e}, smallest "
-        f"{min(worst):.1e}): the paper's 1e-10 - 1e-9 is this kind of floor."
+        "rounding at every active sample (tolerance 64 eps times the sum of |terms|: four r x r products of length "
+        f"n + m and one subtraction; largest {max(floor) / EPS:.1f} eps)."
     )
     assert max(floor) <= 64 * EPS
     assert min(r["match"].size for r in mf_runs) > 10
 
 
+MATCH_READING = (
+    READ_MF + "; 'relative discrepancy' = |Psi' + eta B|_F / |eta B|_F at the active samples, Psi' and B from "
+    "exact float64 derivatives (closed-form Hessians and curvature gradients, no differencing); 'approximately "
+    "1e-10 - 1e-9 for all seeds' read generously as: for each of the paper's three seeds the typical (median over "
+    "the trajectory) or the largest relative discrepancy lies within a factor 10 of the printed range, [1e-11, 1e-8]"
+)
+PRINTED_RANGE = (1e-11, 1e-8)  # the printed 1e-10 - 1e-9, widened by a factor 10 each way ("approximately")
+
+
+def _match_stats(mf_runs):
+    return [float(np.median(r["match"])) for r in mf_runs], [float(r["match"].max()) for r in mf_runs]
+
+
+@claim("CF-C.fig2-match", reading=MATCH_READING)
+@uses("central_flow.mf")
+def test_fig2_match(audit, results):
+    mf_runs = results["central_flow.mf"]
+    median, worst = _match_stats(mf_runs)
+    floor = [float(r["floor"].max()) for r in mf_runs]
+    audit.ours(median, 3, label="median_t |Psi' + eta B|_F / |eta B|_F per draw")
+    audit.ours(worst, 3, label="max_t |Psi' + eta B|_F / |eta B|_F per draw")
+    audit.evidence(
+        f"Per-draw medians {min(median):.0e}-{max(median):.0e} and maxima {min(worst):.0e}-{max(worst):.0e} of the "
+        "plain relative discrepancy. It is a rounding floor, not a modelling error: entrywise against the sum of "
+        f"|terms| the identity holds to {max(floor) / EPS:.1f} eps everywhere (CF-C.fig2-identity); the relative "
+        "value rises late in a draw, where sigma^2 -> 0 and the exactly cancelling gradient part of Psi' "
+        f"(U^T E V - V^T E^T U terms) dominates |eta B|: the per-draw maximum exceeds 1e-10 in "
+        f"{sum(w > 1e-10 for w in worst)} of {len(worst)} draws. Its magnitude is a property of the numerical "
+        "pipeline (precision, how Psi' and B are differentiated) and of the trajectory, not of the paper's mathematics."
+    )
+    assert max(floor) <= 64 * EPS  # the discrepancy is rounding: the identity holds to float64 precision
+    assert max(median) < PRINTED_RANGE[0]  # typical floor of an exact float64 pipeline: below the printed range
+
+
+@discrepancy(
+    "CF-C.fig2-match",
+    reason="reading-dependent (setting and implementation): with exact float64 derivatives the relative discrepancy "
+    "of Psi' = -eta B is a rounding floor whose typical size lies orders of magnitude below the printed "
+    "1e-10 - 1e-9 and whose maximum reaches that range only in some draws, late, where sigma^2 -> 0 (values in the "
+    "evidence of our side); the paper's 'for all seeds' range is thus the floor of its own pipeline (e.g. a less "
+    "accurate differentiation), not a property of the identity, which holds to rounding (CF-C.fig2-identity)",
+    reading=MATCH_READING,
+)
+@uses("central_flow.mf")
+def test_fig2_match_paper(results):
+    median, worst = _match_stats(results["central_flow.mf"])
+    lo, hi = PRINTED_RANGE
+
+    def inside(xs):
+        return all(lo <= x <= hi for x in xs[:PAPER_RUNS])
+
+    paper_claim(
+        inside(median) or inside(worst),
+        f"first {PAPER_RUNS} draws: medians "
+        + ", ".join(f"{x:.1e}" for x in median[:PAPER_RUNS])
+        + "; maxima "
+        + ", ".join(f"{x:.1e}" for x in worst[:PAPER_RUNS]),
+    )
+
+
+@claim(
+    "CF-C.fig2-gd",
+    reading=READ_MF + "; O(1) read as a relative Frobenius change >= 0.1 of the GD iterate at the last step",
+)
+@uses("central_flow.mf")
+def test_fig2_gd(audit, results):
+    mf_runs = results["central_flow.mf"]
+    gd = [float(r["gd_dpsi"][-1]) for r in mf_runs]
+    gd_max = [float(r["gd_dpsi"].max()) for r in mf_runs]
+    audit.ours(gd, 4, label=f"GD iterate |Psi_k - Psi_0|_F/|Psi_0|_F at step {int(mf_runs[0]['T'])}")
+    audit.ours(gd_max, 4, label="its maximum over the run")
+    audit.evidence(
+        f"GD iterates ({int(mf_runs[0]['T'])} steps, not the midpoints of CF-C.fig2-psi): the relative Frobenius "
+        f"change of Psi at the last step is {min(gd):.3f}-{max(gd):.3f} (O(1) = >= {O1}); GF keeps Psi to <= "
+        f"{GF_TOL:g} (CF-C.fig2-psi)."
+    )
+    _per_draw_power(audit, len(mf_runs))
+    assert min(gd) >= O1
+
+
 @claim(
     "CF-C.fig2-span",
     reading=READ_MF + "; 'nonzero well above the numerical error floor' read as sigma_3/sigma_1 "
-    ">= 1e-8, 1e6 x the ~1e-14 relative accuracy of B(t) (CF-C.fig2-match)",
+    ">= 1e-8, 1e6 x the ~1e-14 relative accuracy of B(t) (CF-C.fig2-identity)",
 )
 @uses("central_flow.mf")
 def test_fig2_span(audit, results):
@@ -403,7 +636,8 @@ def test_fig3_gate_ours(audit, results):
 
 @discrepancy(
     "CF-D.fig3-gate",
-    reason="in our reconstruction the rank-one oscillation at the first EOS contact already crosses an activation "
+    reason="reading-dependent (setting guessed; this measures our reading, not the paper's runs): in our "
+    "reconstruction the rank-one oscillation at the first EOS contact already crosses an activation "
     "boundary (fixed-gate ratio < 1) in our first usable draws and in most of the pooled EOS draws (measured values "
     "in the evidence); the paper's setting is lost, so this measures our reading, under which 'all ratios exceed one' "
     "for three seeds would be an unlikely event (read instead as points chosen inside the certified window of Figure "
@@ -438,10 +672,29 @@ def test_fig3_surv(audit, results):
     assert all(np.linalg.norm(r["b"]) > 0 for r in relu_runs)
 
 
+def _windows(relu_runs):
+    """Per draw: (fixed-gate ratio at contact, certified window = first failure - contact, or None if none to T)."""
+    return [(r["ratio"], None if r["fail_t"] is None else r["fail_t"] - r["contact"]) for r in relu_runs]
+
+
+WINDOW_GRID = 0.1  # the gate scans sample the hybrid flow every 0.1 steps
+
+
+FIG4_GATE_VACUOUS = (
+    "the claim bounds the length of the fixed-gate (certified) window that opens at the EOS contact: 'violates the "
+    "fixed-gate condition after fewer than 10 steps' presupposes that the condition held there first (Figure 3: all "
+    "ratios exceed one). In the three draws asserted the ratio is already <= 1 at the contact (CF-D.fig3-gate, "
+    "CF-D.window), so the first failing sample is the first active sample: the window is empty and the bound holds "
+    "for every empty window; the check cannot test the paper's window, at any sample size, until a draw has one"
+)
+
+
 @claim(
     "CF-D.fig4-gate",
     reading=READ_RELU + "; 'after fewer than 10 optimisation steps' read as: the first sampled "
-    "point (0.1-step grid) where the fixed-gate ratio is <= 1 lies at t < 10 GD steps from initialisation",
+    "point (0.1-step grid) where the fixed-gate ratio is <= 1 lies at t < 10 GD steps from initialisation, for every "
+    "certified window that opens at the first EOS contact",
+    vacuous=FIG4_GATE_VACUOUS,
 )
 @uses("central_flow.relu", "central_flow.relu_pool")
 def test_fig4_gate(audit, results):
@@ -452,23 +705,149 @@ def test_fig4_gate(audit, results):
     pool_fail = [p[2] for p in relu_pool]
     within = sum(f is not None and f < 10 for f in pool_fail)
     lo, hi = stats.binomtest(within, len(pool_fail)).proportion_ci(0.95, method="exact")
+    # the draws of the pool whose window is not empty (ratio > 1 at contact): the non-vacuous content
+    open_ = [(p[0], None if p[2] is None else p[2] - p[3]) for p in relu_pool if p[1] > 1]
+    closes = sum(w is not None and w < 10 for _, w in open_)
+    contact_ratios = [r["ratio"] for r in relu_runs]
     audit.ours(fail, 4, label="first failing sample t (from t = 0), per draw")
     audit.ours(after, 4, label="the same, counted from the first EOS contact")
+    audit.ours(contact_ratios, 4, label="fixed-gate ratio at the contact (window empty if <= 1)")
     audit.ours(
         f"{within} of {len(pool_fail)} (Clopper-Pearson 95%: [{lo:.3f}, {hi:.3f}])",
         label="pooled EOS draws failing before t = 10 (hybrid flow to t = 20)",
+    )
+    audit.ours(
+        [(d, w) for d, w in open_], 4, label="pooled draws with a non-empty window: (draw, window length in steps)"
     )
     audit.evidence(
         "Fixed-gate ratio at every active sample of the hybrid CF (0.1 steps); a central trajectory that stops on an "
         "activation boundary counts as failed there (the ratio is 0 on the boundary). Asserted on the first "
         f"{PAPER_RUNS} draws (first failures at t = "
-        f"{', '.join('none' if f is None else f'{f:.1f}' for f in fail[:PAPER_RUNS])}); further draws and the pool are "
-        f"reported (in {sum(f is None for f in fail)} of {len(fail)} draws the fixed gates hold to T = "
+        f"{', '.join('none' if f is None else f'{f:.1f}' for f in fail[:PAPER_RUNS])}, i.e. "
+        f"{', '.join('none' if a is None else f'{a:.3f}' for a in after[:PAPER_RUNS])} steps after the contact, "
+        f"at the first active sample: ratios at the contact "
+        f"{', '.join(f'{x:.3f}' for x in contact_ratios[:PAPER_RUNS])}, so "
+        f"these windows are empty: vacuous). Further draws and the pool are reported (in "
+        f"{sum(f is None for f in fail)} of {len(fail)} draws the fixed gates hold to T = "
         f"{E.SETTINGS['relu']['T']:g}, and {len(pool_fail) - within} of {len(pool_fail)} pooled draws do not fail "
-        "before t = 10)."
+        f"before t = 10). What is not vacuous: {len(open_)} of {len(relu_pool)} pooled draws open a window at the "
+        f"contact, and {closes} of them close it within 10 steps (not asserted: too few for a rate). No power "
+        "statement: while the windows are empty the check cannot detect a long window at any number of draws."
     )
-    _per_draw_power(audit, PAPER_RUNS)
     assert all(f is not None and f < 10 for f in fail[:PAPER_RUNS])
+    # the vacuous mark rests on this measurement: revisit the mark if a window opens in the paper's three draws
+    assert all(x <= 1 for x in contact_ratios[:PAPER_RUNS])
+
+
+@claim(
+    "CF-D.window",
+    reading=READ_RELU + "; the certified window of a draw = the active samples of its hybrid CF from the first EOS "
+    "contact up to the first sample failing the fixed-gate condition (0.1-step grid); it holds a sample exactly when "
+    "the ratio at the contact exceeds one",
+)
+@uses("central_flow.relu", "central_flow.relu_pool")
+def test_window_ours(audit, results):
+    relu_runs = results["central_flow.relu"]
+    relu_pool = results["central_flow.relu_pool"]
+    win = _windows(relu_runs)
+    k = sum(p[1] > 1 for p in relu_pool)
+    n = len(relu_pool)
+    lo, hi = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
+    audit.ours([(round(x, 4), None if w is None else round(w, 3)) for x, w in win], label="(ratio at contact, window)")
+    audit.ours(f"{k} of {n} (Clopper-Pearson 95%: [{lo:.3f}, {hi:.3f}])", label="pooled draws with a non-empty window")
+    empty = [x <= 1 for x, _ in win]
+    closing = [x > 1 and w is not None and w < 10 for x, w in win]
+    audit.evidence(
+        "Our side: the window opens at the contact exactly when the fixed-gate ratio there exceeds one (the contact "
+        "is its first point); it is empty in "
+        f"{sum(empty)} of {len(win)} draws (the first {PAPER_RUNS}: {sum(empty[:PAPER_RUNS])} of {PAPER_RUNS}; "
+        f"there the first failing sample lies {min(w for (x, w) in win if x <= 1 and w is not None):.3f}-"
+        f"{max(w for (x, w) in win if x <= 1 and w is not None):.3f} steps after the contact, below the "
+        f"{WINDOW_GRID}-step grid), non-empty and closing within 10 steps in {sum(closing)}, non-empty to T in "
+        f"{sum(x > 1 and w is None for x, w in win)}. Pooled, {k} of {n} EOS draws open a window. Eq. (23) itself "
+        "holds wherever it is evaluated (CF-D.fig3-match); 'certified' is about whether the oscillation stays in one "
+        "activation region (CF-D.gate; inside one the averaged flow equals the CF exactly, CF-D.avg.across)."
+    )
+    assert all(np.isfinite(x) and x >= 0 for x, _ in win) and n >= 10
+    assert all(w is None or w >= 0 for _, w in win)  # the first failure never precedes the contact
+    # an empty window (ratio <= 1 at the contact) is recorded as failing at the first sample after the contact
+    assert all(w is not None and w < WINDOW_GRID + 1e-9 for x, w in win if x <= 1)
+
+
+@discrepancy(
+    "CF-D.window",
+    reason="reading-dependent (setting guessed; this measures our reading, not the paper's runs): Figures 3 and 4 "
+    "together imply for each seed a certified window of positive length after the EOS contact (Figure 3's points, "
+    "all ratios > 1, left of Figure 4's line); in our reconstruction the first three usable draws have no such "
+    "window (the oscillation straddles a boundary at the contact) and only a minority of pooled draws have one "
+    "(values in the evidence of our side)",
+    reading=READ_RELU,
+)
+@uses("central_flow.relu")
+def test_window_paper(results):
+    win = _windows(results["central_flow.relu"])[:PAPER_RUNS]
+    paper_claim(
+        all(x > 1 and w is not None and w < 10 for x, w in win),
+        "(ratio at contact, window length) of the first draws: "
+        + ", ".join(f"({x:.4f}, {'none' if w is None else f'{w:.3f}'})" for x, w in win),
+    )
+
+
+PIECEWISE_READING = (
+    READ_RELU + "; 'continued piecewise by recomputing the local ReLU Hessian after activation-pattern changes' "
+    "read as: the hybrid CF switches to the new region's Hessian at every gate crossing (as the paper) and, where "
+    "both sides push the flow onto a boundary (a crossing is consistent on neither side), slides along it by our "
+    "Filippov continuation (the text says nothing about sliding); the continuation exists along a draw when it runs "
+    "to T = 60 without a stop"
+)
+NO_CONTINUATION = "both sides push onto it"  # the stop where neither a crossing nor a slide is consistent
+
+
+def _piecewise_rows(relu_runs):
+    T = E.SETTINGS["relu"]["T"]
+    return [(r["draw"], r["cf_stop"] is None and float(r["cf_t"][-1]) == T, r["cf_stop"]) for r in relu_runs]
+
+
+@claim("CF-D.fig4-piecewise", reading=PIECEWISE_READING)
+@uses("central_flow.relu")
+def test_fig4_piecewise(audit, results):
+    rows = _piecewise_rows(results["central_flow.relu"])
+    k, n = sum(ok for _, ok, _ in rows), len(rows)
+    lo, hi = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
+    audit.ours(f"{k} of {n} (Clopper-Pearson 95%: [{lo:.3f}, {hi:.3f}])", label="draws whose hybrid CF runs to T")
+    audit.ours([(d, ok) for d, ok, _ in rows], label="(draw, runs to T)")
+    audit.ours([f"draw {d}: {s}" for d, _, s in rows if s is not None], label="stop reasons")
+    audit.evidence(
+        f"Hybrid CF of each used ReLU draw to T = {E.SETTINGS['relu']['T']:g} (0.1-step samples): crossings switch "
+        "regions (the paper's recipe), boundaries that both sides push onto are slid along (Filippov), and a run stops "
+        f"only where neither is consistent: {k} of {n} runs reach T (first {PAPER_RUNS}: "
+        f"{sum(ok for _, ok, _ in rows[:PAPER_RUNS])}). Every stop is of one kind: a boundary that both sides push "
+        "onto (z' > 0 below, < 0 above, in the reasons), so crossing it is inconsistent, while the Filippov weight "
+        "that would hold the flow there with the sharpness constraint lies outside [0, 1]: at such a point the "
+        "piecewise recipe itself has no consistent next region (it would chatter), with or without our sliding. The "
+        "number of crossings and slides per CF run is not stored by the experiment (relu_run returns the stop only)."
+    )
+    assert n >= PAPER_RUNS
+    assert all(ok == (s is None) for _, ok, s in rows)
+    assert all(s is None or NO_CONTINUATION in s for _, _, s in rows)  # no other failure of the integration
+
+
+@discrepancy(
+    "CF-D.fig4-piecewise",
+    reason="reading-dependent (setting guessed; this measures our reading, not the paper's runs): the piecewise "
+    "continuation is not always defined: in some of our draws the continued central flow reaches an activation "
+    "boundary that both sides push onto, where no region can be continued into (a crossing is pushed back) and the "
+    "Filippov sliding that would stay on it violates the stability constraint; the paper shows three runs "
+    "continued to the end without saying how such points were passed (values in the evidence of our side)",
+    reading=PIECEWISE_READING,
+)
+@uses("central_flow.relu")
+def test_fig4_piecewise_paper(results):
+    rows = _piecewise_rows(results["central_flow.relu"])[:PAPER_RUNS]
+    paper_claim(
+        all(ok for _, ok, _ in rows),
+        "runs to T in the first draws: " + ", ".join(f"draw {d}: {ok}" for d, ok, _ in rows),
+    )
 
 
 @claim(
