@@ -39,7 +39,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from numerics.validation import range_text
+from numerics.validation import in_range, range_text
 
 
 class UsageError(Exception):
@@ -191,12 +191,7 @@ def real_arg(
             value = float(text)
         except ValueError:
             value = math.nan
-        ok = math.isfinite(value)
-        if ok and lo is not None:
-            ok = value > lo if lo_open else value >= lo
-        if ok and hi is not None:
-            ok = value < hi if hi_open else value <= hi
-        if not ok:
+        if not in_range(value, lo, hi, lo_open=lo_open, hi_open=hi_open):
             raise argparse.ArgumentTypeError(f"must be {want}{why}; got {shown(text)!r}")
         return value
 

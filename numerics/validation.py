@@ -86,6 +86,21 @@ def range_text(
     return f"in {'(' if lo_open else '['}{a}, {b}{')' if hi_open else ']'}"
 
 
+def in_range(
+    x: float, lo: float | None = None, hi: float | None = None, *, lo_open: bool = False, hi_open: bool = False
+) -> bool:
+    """Whether ``x`` is finite and lies in the range of :func:`range_text` (None ends unbounded).
+
+    >>> in_range(1.0, 0, 1), in_range(1.0, 0, 1, hi_open=True), in_range(float("inf"))
+    (True, False, False)
+    """
+    if not math.isfinite(x):
+        return False
+    if lo is not None and (x < lo or (lo_open and x == lo)):
+        return False
+    return hi is None or not (x > hi or (hi_open and x == hi))
+
+
 def real(
     value: Any,
     name: str,
@@ -105,12 +120,6 @@ def real(
         want += " " + where
     ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and type(value).__name__ != "bool_"
     x = float(value) if ok else math.nan
-    if not math.isfinite(x):
-        ok = False
-    elif lo is not None and (x < lo or (lo_open and x == lo)):
-        ok = False
-    elif hi is not None and (x > hi or (hi_open and x == hi)):
-        ok = False
-    if not ok:
+    if not (ok and in_range(x, lo, hi, lo_open=lo_open, hi_open=hi_open)):
         raise ValueError(f"{name} must be {want}; got {value!r}")
     return x

@@ -345,6 +345,9 @@ def test_supercritical_ends_on_balanced_cycle(audit, results):
     assert all(v <= 0.05 for v in small.values())  # O(chi) relative correction to the leading amplitude (MP-E.67)
 
 
+BALANCE_GAP = 1e-9  # largest end gap |sigma_11 - sigma_21| counted as balanced (reason in the check)
+
+
 @claim(
     "MP-6.24.balanced",
     reading=(
@@ -375,7 +378,13 @@ def test_balanced_ceiling(audit, results):
         + "). In (24) this ceiling therefore bounds zero-loss convergence of mode 1, not its re-balancing."
     )
     assert stable == sp.Interval.open(-2, 0)  # chi in (-2, 0): 0 < eta lambda_min < 2
-    assert gap <= 1e-9  # balance persists above the ceiling (every member)
+    audit.tolerance(
+        BALANCE_GAP,
+        "the end gap |sigma_11 - sigma_21| of a balanced member is rounding (measured ~1e-14); a member that did "
+        "not re-balance ends with a gap of order sigma_* (one pathway winning) or of its start imbalance, many orders "
+        "above 1e-9",
+    )
+    assert gap <= BALANCE_GAP  # balance persists above the ceiling (every member)
 
 
 # ------------------------------------------------------------------ Section 6, warm-up: when the sharpness peaks
