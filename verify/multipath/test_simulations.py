@@ -380,6 +380,8 @@ def test_three_pathways_deep_ours(audit, results):
     # overshot first (first_overshoot >= 0), so it is no slow arrival
     assert all(2 * c["thrown back"] > grid.size for c in counts.values())
     assert all(first >= 0 for v in rows.values() for st, first, _ in v if st == "thrown back")
+    # and the classification can see a balanced end where there is one: the largest scales settle at sigma_*/3
+    assert all(c["balanced"] >= 1 for c in counts.values())
 
 
 @discrepancy(
