@@ -1,4 +1,4 @@
-"""Throughput of the rare-gates simulation kernels, with a plain-C reference of the same loop.
+"""Throughput of the rare-gates simulation kernels, against SIMD and plain C references of the same algorithm.
 
 Usage::
 
@@ -19,15 +19,26 @@ stopping at recovery. Measured:
   over the ``sgd_target`` one-thread ``b = 16`` row of the same run;
 * ``gd`` (:func:`~numerics.rare_gates.sim_kernels._gd_streams`): population GD steps per
   second over the same horizon, not stopping, on one and on all threads;
-* ``c_reference``: ``numerics/bench_ref.c``, one stream at a time on one thread, built on
-  demand with the system compiler ``cc`` (``-O3 -march=native -ffp-contract=off``) in a
-  temporary directory, at ``b = 16``; its per-stream results are compared with the numba
-  kernel's bit for bit (``identical_to_numba``). Skipped, with a message, without ``cc``.
+* the comparison (:func:`measure_comparison`), one thread, ``b = 16``, ``C_STREAMS`` streams:
+  the numba kernel (``sgd_target_numba``), ``c_simd`` (``numerics/bench_simd.c``, the same
+  algorithm hand-vectorised in lock-step lanes: 4 doubles per vector with AVX2, 8 with
+  AVX-512, from the compiler's macros) and ``c_plain`` (``numerics/bench_ref.c``, the plain
+  one-stream loop), run in turn in every repetition (at least 5). Each row has inputs per
+  CPU-second (best), per wall second, cycles per input (TSC reference cycles from ``rdtsc``;
+  no ``perf`` counters needed) and ``ratio_to_simd``, the median over the repetitions of its
+  rate over the SIMD C rate of the same repetition, with the range. The C programs are built
+  on demand with the system compiler ``cc`` (``-O3 -march=native -ffp-contract=off``) in a
+  temporary directory, and their per-stream results are compared with the numba kernel's
+  bit for bit (``identical_to_numba``). Skipped, with a message, without ``cc``.
 
-Each figure is the best of ``--repeat`` timed runs (default 3) after a warm-up call that
-compiles or loads the cached kernels; ``--scale`` multiplies the stream counts. With
-``--json`` the last line is one JSON object ``{"kernels": [...], "c_reference": {...} or
-null, "ratio_numba_over_c": ...}`` (the ratio: numba one-thread ``b = 16`` over C).
+Each kernel figure is the best of ``--repeat`` timed runs (default 3) after a warm-up call
+that compiles or loads the cached kernels; ``--scale`` multiplies the stream counts. With
+``--json`` the last line is one JSON object ``{"kernels": [...], "comparison": {"rows": [...],
+"cycle_source", "cycle_hz", "messages"} or null, "c_reference": <the c_plain row>, "c_simd":
+<the c_simd row>, "ratio_numba_over_c": <numba over plain C>, "ratio_numba_over_simd": <numba
+over SIMD C, median>, ...}``. Rates per CPU-second make the figures robust to other processes on
+a shared machine (time the process waits does not count); the ratios, from runs side by side,
+are the figures to compare across machines.
 Speed is measured here, never asserted in a test.
 """
 
@@ -85,8 +96,8 @@ def _n_updates() -> int:
     return round(WORKLOAD["horizon"] / WORKLOAD["eta"])
 
 
-def run_sgd(b: int, S: int, threads: int) -> tuple[float, int, list]:
-    """One timed target-SGD run: (seconds, inputs drawn, outputs)."""
+def _sgd_call(b: int, S: int, threads: int) -> tuple[float, float, int, list]:
+    """One timed target-SGD run: (wall seconds, process CPU seconds, inputs drawn, outputs)."""
     from numerics.rare_gates import sim_kernels as K
 
     theta0, st, ns = _setup(S)
@@ -96,6 +107,7 @@ def run_sgd(b: int, S: int, threads: int) -> tuple[float, int, list]:
     old = numba.get_num_threads()
     numba.set_num_threads(threads)
     try:
+        c0 = time.process_time()
         t0 = time.perf_counter()
         K._sgd_streams(
             theta0,
@@ -115,9 +127,16 @@ def run_sgd(b: int, S: int, threads: int) -> tuple[float, int, list]:
             *outs,
         )
         dt = time.perf_counter() - t0
+        cpu = time.process_time() - c0
     finally:
         numba.set_num_threads(old)
-    return dt, int(outs[6].sum()) * b, outs
+    return dt, cpu, int(outs[6].sum()) * b, outs
+
+
+def run_sgd(b: int, S: int, threads: int) -> tuple[float, int, list]:
+    """One timed target-SGD run: (seconds, inputs drawn, outputs)."""
+    dt, _, inputs, outs = _sgd_call(b, S, threads)
+    return dt, inputs, outs
 
 
 def run_dd(b: int, S: int, threads: int) -> tuple[float, int, list]:
@@ -249,22 +268,25 @@ def measure_numba(repeat: int, scale: float) -> list[dict]:
     return rows
 
 
-def build_c(tmp: Path) -> tuple[Path | None, str]:
-    """Compile bench_ref.c into ``tmp``; (executable or None, message)."""
+C_PROGRAMS = {"c_simd": "bench_simd.c", "c_plain": "bench_ref.c"}
+
+
+def build_c(tmp: Path, source: str = "bench_ref.c") -> tuple[Path | None, str]:
+    """Compile ``numerics/<source>`` into ``tmp``; (executable or None, message)."""
     cc = shutil.which("cc")
     if cc is None:
-        return None, "no C compiler 'cc' on PATH: C reference skipped"
-    src = Path(__file__).with_name("bench_ref.c")
-    exe = tmp / "bench_ref"
+        return None, f"no C compiler 'cc' on PATH: {source} skipped"
+    src = Path(__file__).with_name(source)
+    exe = tmp / Path(source).stem
     cmd = [cc, *C_FLAGS, "-o", str(exe), str(src), "-lm"]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
-        return None, f"C reference skipped: '{' '.join(cmd)}' failed: {proc.stderr.strip()[:500]}"
+        return None, f"{source} skipped: '{' '.join(cmd)}' failed: {proc.stderr.strip()[:500]}"
     return exe, " ".join(cmd)
 
 
-def run_c(exe: Path, b: int, S: int) -> tuple[float, int, list[list[str]]]:
-    """Run the C reference: (seconds, inputs, per-stream fields)."""
+def run_c(exe: Path, b: int, S: int) -> dict[str, Any]:
+    """Run a C reference: its header fields (``seconds``, ``inputs``, ``cpu_seconds``, ...) and ``rows``."""
     w = WORKLOAD
     args = [
         str(exe),
@@ -281,11 +303,15 @@ def run_c(exe: Path, b: int, S: int) -> tuple[float, int, list[list[str]]]:
     proc = subprocess.run(args, capture_output=True, text=True, check=True)
     lines = proc.stdout.splitlines()
     head = lines[0].split()
-    return float(head[1]), int(head[3]), [line.split() for line in lines[1:]]
+    res: dict[str, Any] = {k: float(v) for k, v in zip(head[::2], head[1::2], strict=True)}
+    res["rows"] = [line.split() for line in lines[1:]]
+    return res
 
 
 def _identical(c_rows: list[list[str]], outs: list) -> bool:
     theta, _, _, rec, first, count, upd, _ = outs
+    if len(c_rows) != len(rec):
+        return False
     for s, row in enumerate(c_rows):
         ints = [int(v) for v in row[1:5]]
         if ints != [int(rec[s]), int(first[s]), int(count[s]), int(upd[s])]:
@@ -295,42 +321,102 @@ def _identical(c_rows: list[list[str]], outs: list) -> bool:
     return True
 
 
-def measure_c(repeat: int, scale: float) -> tuple[dict | None, str]:
-    """The C reference row (or None) and a message."""
+def _nominal_hz() -> float | None:
+    """The CPU's nominal clock from /proc/cpuinfo (Linux), None elsewhere."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("cpu MHz"):
+            return float(line.split(":")[1]) * 1e6
+    return None
+
+
+def measure_comparison(repeat: int, scale: float) -> dict[str, Any]:
+    """The numba kernel, the SIMD C reference and the plain C loop, one thread, b = C_BATCH, interleaved.
+
+    Every repetition runs the three once each, in turn, on the same ``C_STREAMS`` streams, so a
+    load change on a shared machine hits them alike. Rates are inputs per CPU-second of the
+    process (``time.process_time`` for numba, ``CLOCK_PROCESS_CPUTIME_ID`` in C: time the
+    process was descheduled does not count), best of the repetitions; ``ratio_to_simd`` is the
+    median over the repetitions of the rate over the SIMD C rate of the same repetition, with
+    its range. Cycles per input are TSC reference cycles (the rate of ``rdtsc``, measured in
+    the SIMD C run against its wall clock) per CPU-second: the nominal clock, not the core's
+    actual clock (no ``perf`` counters needed); without a TSC, the ``cpu MHz`` of /proc/cpuinfo.
+    Each C program's per-stream outputs are compared with the numba kernel's bit for bit.
+    """
+    S = max(16, int(C_STREAMS * scale))
+    reps = max(5, repeat)
+    messages: dict[str, str] = {}
+    samples: dict[str, list[tuple[float, float, int]]] = {"numba": []}
+    c_out: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="bench_ref_") as tmp:
-        exe, msg = build_c(Path(tmp))
-        if exe is None:
-            return None, msg
-        S = max(16, int(C_STREAMS * scale))
-        dt, inputs, c_rows = _best(lambda: run_c(exe, C_BATCH, S), repeat)
-    _, _, outs = run_sgd(C_BATCH, S, 1)
-    same = _identical(c_rows, outs)
-    row = {
-        "name": "c_reference",
-        "b": C_BATCH,
-        "threads": 1,
-        "streams": S,
-        "seconds": dt,
-        "inputs": inputs,
-        "inputs_per_s": inputs / dt,
-        "identical_to_numba": same,
-        "compiler": msg,
-    }
-    return row, msg
+        exes = {}
+        for name, source in C_PROGRAMS.items():
+            exe, messages[name] = build_c(Path(tmp), source)
+            if exe is not None:
+                exes[name] = exe
+                samples[name] = []
+        _, _, _, outs = _sgd_call(C_BATCH, S, 1)  # warm-up, and the outputs the C programs must reproduce
+        for _ in range(reps):
+            wall, cpu, inputs, _ = _sgd_call(C_BATCH, S, 1)
+            samples["numba"].append((cpu, wall, inputs))
+            for name, exe in exes.items():
+                c_out[name] = run_c(exe, C_BATCH, S)
+                samples[name].append((c_out[name]["cpu_seconds"], c_out[name]["seconds"], int(c_out[name]["inputs"])))
+    simd_run = c_out.get("c_simd", {})
+    if simd_run.get("ticks") and simd_run["seconds"] > 0:  # the TSC rate, from the last SIMD run's wall clock
+        hz = simd_run["ticks"] / simd_run["seconds"]
+        source = "TSC reference cycles (rdtsc in bench_simd.c) per CPU-second"
+    else:
+        hz, source = _nominal_hz(), "nominal clock (cpu MHz of /proc/cpuinfo) per CPU-second"
+    rows = []
+    for name, smp in samples.items():
+        cpu, wall, inputs = min(smp)
+        row: dict[str, Any] = {
+            "name": {"numba": "sgd_target_numba"}.get(name, name),
+            "b": C_BATCH,
+            "threads": 1,
+            "streams": S,
+            "repetitions": len(smp),
+            "cpu_seconds": cpu,
+            "inputs": inputs,
+            "inputs_per_s": inputs / cpu,
+            "inputs_per_s_wall": inputs / min(s[1] for s in smp),
+            "cycles_per_input": hz * cpu / inputs if hz else None,
+        }
+        if name in c_out:
+            row["identical_to_numba"] = _identical(c_out[name]["rows"], outs)
+            row["compiler"] = messages[name]
+            if "width" in c_out[name]:
+                row["simd_width"], row["lanes"] = int(c_out[name]["width"]), int(c_out[name]["lanes"])
+        if "c_simd" in samples:
+            ratios = sorted((i / c) / (si / sc) for (c, _, i), (sc, _, si) in zip(smp, samples["c_simd"], strict=True))
+            row["ratio_to_simd"] = ratios[len(ratios) // 2]
+            row["ratio_to_simd_range"] = [ratios[0], ratios[-1]]
+        rows.append(row)
+    return {"rows": rows, "cycle_source": source, "cycle_hz": hz, "messages": messages}
 
 
 def benchmark(repeat: int = 3, scale: float = 1.0, with_c: bool = True) -> dict:
     """The pure function behind the CLI: every measurement as one dict."""
     kernels = measure_numba(repeat, scale)
-    c_row, c_msg = measure_c(repeat, scale) if with_c else (None, "C reference not requested (--no-c)")
-    ratio = None
-    if c_row is not None:
-        numba_1t = next(r for r in kernels if r["name"] == "sgd_target" and r["b"] == C_BATCH and r["threads"] == 1)
-        ratio = numba_1t["inputs_per_s"] / c_row["inputs_per_s"]
+    comp = measure_comparison(repeat, scale) if with_c else None
+    by_name = {r["name"]: r for r in comp["rows"]} if comp else {}
+    plain, simd = by_name.get("c_plain"), by_name.get("c_simd")
+    numba_row = by_name.get("sgd_target_numba")
+    c_msg = "; ".join(comp["messages"].values()) if comp else "C references not requested (--no-c)"
+    ratio_plain = None
+    if plain is not None and numba_row is not None:
+        ratio_plain = numba_row["inputs_per_s"] / plain["inputs_per_s"]
     return {
         "kernels": kernels,
-        "c_reference": c_row,
-        "ratio_numba_over_c": ratio,
+        "comparison": comp,
+        "c_reference": plain,
+        "c_simd": simd,
+        "ratio_numba_over_c": ratio_plain,
+        "ratio_numba_over_simd": numba_row.get("ratio_to_simd") if numba_row else None,
         "c_message": c_msg,
         "workload": WORKLOAD,
         "machine": {
@@ -356,31 +442,50 @@ def _render(res: dict) -> str:
             lines.append(
                 f"{r['name']:<20} {r['b']:>3} {r['threads']:>3} {r['streams']:>7} {r['seconds']:>8.3f}  {rate}"
             )
-    c = res["c_reference"]
-    if c is None:
+    comp = res.get("comparison")
+    if not comp or not comp["rows"]:
         lines.append(res["c_message"])
-    else:
-        lines.append(
-            f"{'C reference':<20} {c['b']:>3} {1:>3} {c['streams']:>7} {c['seconds']:>8.3f}  "
-            f"{c['inputs_per_s']:.3e} inputs/s; bit-identical to numba: {c['identical_to_numba']}"
+        return "\n".join(lines)
+    r0 = comp["rows"][0]
+    lines.append(
+        f"one thread, b = {r0['b']}, {r0['streams']} streams, {r0['repetitions']} interleaved repetitions; "
+        f"inputs per CPU-second (best); cycles: {comp['cycle_source']}"
+        + (f" at {comp['cycle_hz'] / 1e9:.3f} GHz" if comp["cycle_hz"] else "")
+    )
+    head = f"{'kernel':<20} {'inputs/s':>10} {'(wall)':>10} {'cyc/input':>9}"
+    lines.append(head + "  x SIMD C: median [range]  same bits")
+    for r in comp["rows"]:
+        cyc = f"{r['cycles_per_input']:9.2f}" if r["cycles_per_input"] else f"{'-':>9}"
+        ratio = (
+            f"{r['ratio_to_simd']:.3f} [{r['ratio_to_simd_range'][0]:.3f}, {r['ratio_to_simd_range'][1]:.3f}]"
+            if "ratio_to_simd" in r
+            else "-"
         )
-        lines.append(f"ratio numba/C (one thread, b = {c['b']}): {res['ratio_numba_over_c']:.2f}")
+        same = str(r.get("identical_to_numba", "-"))
+        name = r["name"] + (f" ({r['simd_width']}x{r['lanes'] // r['simd_width']})" if "simd_width" in r else "")
+        lines.append(
+            f"{name:<20} {r['inputs_per_s']:>10.3e} {r['inputs_per_s_wall']:>10.3e} {cyc}  {ratio:<24}  {same}"
+        )
+    for name, msg in comp["messages"].items():
+        if name not in {r["name"] for r in comp["rows"]}:
+            lines.append(msg)
     return "\n".join(lines)
 
 
 # Bounds of the command: --repeat in [1, 100], --scale in (0, 64]; and a run estimated to take
 # more than RUN_LIMIT_S is refused before it starts. Measured on a shared 2-core x86 machine
 # (numba kernels cached): --repeat 1 --scale 0.2 --no-c: 5 s in all, 2.9 s of it timed kernels,
-# so about 15 s of kernels per repeat at scale 1; the estimate takes 20 s (the C reference
-# included) plus 5 s of start-up.
+# so about 15 s of kernels per repeat at scale 1; the estimate takes 20 s per repeat plus
+# 1.5 s per repetition of the comparison with the C references, plus 5 s of start-up.
 REPEAT_MAX = 100
 SCALE_MAX = 64.0
 RUN_LIMIT_S = 900.0
 
 
 def estimated_seconds(repeat: int, scale: float) -> float:
-    """Rough run time in seconds of ``benchmark(repeat, scale)`` (the machine above)."""
-    return 5.0 + repeat * max(scale, 0.01) * 20.0
+    """Rough run time in seconds of ``benchmark(repeat, scale)`` (the machine above; the comparison's
+    repetitions, at least 5, about 1.5 s each at scale 1)."""
+    return 5.0 + max(scale, 0.01) * (repeat * 20.0 + max(5, repeat) * 1.5)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

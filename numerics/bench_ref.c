@@ -11,8 +11,9 @@
  * Start: the balanced checkpoint of Appendix 19 (a_i = |w_i| = sqrt(0.45), angle DELTA0).
  * Stream s draws from xoshiro256++ keyed by (SEED, s, phase 0 = target, offset 0). Each
  * stream stops at the first check (every CHECK_EVERY updates, from update 0) with target
- * risk <= THRESHOLD. Output: "seconds T inputs N" on the first line, then one line per
- * stream: "s rec first count updates th0 .. th5" (-1: never; parameters as hex floats).
+ * risk <= THRESHOLD. Output: "seconds T inputs N cpu_seconds C" (wall and process CPU time) on
+ * the first line, then one line per stream: "s rec first count updates th0 .. th5" (-1: never;
+ * parameters as hex floats). The SIMD version of the same algorithm is numerics/bench_simd.c.
  */
 #include <math.h>
 #include <stdint.h>
@@ -138,7 +139,8 @@ int main(int argc, char **argv) {
     long *out = malloc(sizeof(long) * 4 * streams);
     double *outth = malloc(sizeof(double) * 6 * streams);
     long long inputs = 0;
-    struct timespec t0, t1;
+    struct timespec t0, t1, c0, c1;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (long s = 0; s < streams; s++) {
         uint64_t st[4];
@@ -178,8 +180,10 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 6; i++) outth[6 * s + i] = th[i];
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    printf("seconds %.9f inputs %lld\n", secs, inputs);
+    double cpu = (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
+    printf("seconds %.9f inputs %lld cpu_seconds %.9f\n", secs, inputs, cpu);
     for (long s = 0; s < streams; s++) {
         printf("%ld %ld %ld %ld %ld", s, out[4 * s], out[4 * s + 1], out[4 * s + 2], out[4 * s + 3]);
         for (int i = 0; i < 6; i++) printf(" %a", outth[6 * s + i]);

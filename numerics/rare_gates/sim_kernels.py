@@ -23,16 +23,20 @@ pending stream. Each stream owns its parameters, counters and xoshiro256++ state
 (:mod:`numerics.rare_gates.sim_rng`), and a lane's arithmetic never mixes lanes, so a
 stream's results do not depend on its lane, its chunk, the chunk size or the thread
 count: they are bit-identical under any split. No ``fastmath``: with IEEE operations
-only (no contraction into FMA), vector and scalar code give the same bits, and so does the
-plain-C reference ``numerics/bench_ref.c``. :func:`_sgd_streams` runs chunks in parallel
-(``prange`` over independent chunks of streams only). :func:`_sgd_simple` is the
+only (no contraction into FMA), vector and scalar code give the same bits, and so do the C
+references ``numerics/bench_ref.c`` (plain) and ``numerics/bench_simd.c`` (SIMD lanes).
+:func:`_sgd_streams` runs chunks in parallel (``prange`` over independent chunks of streams
+only). :func:`_sgd_simple` is the
 straightforward one-stream-at-a-time version of the same recursion; the tests require the
 two to agree bit for bit.
 
 Speed (see ``python -m numerics.bench``): the lane buffers are 1-d arrays with constant
 row offsets and :data:`LANES` >= 16, which is what LLVM needs to vectorise the lane loop;
 the input angle's quadrant is taken from the random integer (no ``floor``, no branches);
-and a risk check first evaluates a certified lower bound (:func:`_risk_lower`, no
+no integer-double conversions in the lane loops (AVX2 has no vector int64 <-> double; the
+exact bit constructions of :mod:`~numerics.rare_gates.sim_rng` instead, and the disagreement
+count read from the bits of ``count + 2**52``), so every lane loop vectorises whole on AVX2
+as on AVX-512; and a risk check first evaluates a certified lower bound (:func:`_risk_lower`, no
 ``atan2``/``hypot``) and calls ``model._risk`` only when the bound does not already exceed
 the threshold, which leaves every outcome unchanged.
 
@@ -56,7 +60,7 @@ import numpy as np
 from numba import njit, prange
 
 from numerics.rare_gates.model import _risk, _risk_grad
-from numerics.rare_gates.sim_rng import _disk_point, _next, _normal_pair, _xoshiro
+from numerics.rare_gates.sim_rng import _EXP52, _TWO52, _disk_point, _f64_bits, _next, _normal_pair, _xoshiro
 
 LANES = 32  # streams per lock-step pool: >= 16 for LLVM's vectoriser (tiny-trip-count rule); 32 hides latency at b = 1
 NOISE_NONE = 0
@@ -188,7 +192,7 @@ def _lanes_update(F, I, inv_b, eta, lam, n_updates):
         I[_N * L + l] = n
         cd = I[_CD * L + l] - 1
         I[_CD * L + l] = cd
-        d = np.int64(F[_DIS * L + l])
+        d = np.int64(_f64_bits(F[_DIS * L + l] + _TWO52) - np.uint64(_EXP52))  # the count (< 2**52), no cvttsd2si
         I[_COUNT * L + l] += d
         f = I[_FIRST * L + l]
         I[_FIRST * L + l] = n if (d > 0 and f < 0) else f

@@ -27,7 +27,11 @@ on the disk of radius 2 uses two outputs, in this order: the radius ``2 sqrt(u_r
 law of R has density r/2 on [0, 2]) and the angle ``2 pi u_phi``; ``cos``/``sin`` of the
 angle come from :func:`_sincos_2pi`, an integer quadrant reduction to [0, pi/4] and the
 fdlibm minimax kernels (error about 1 ulp, below 4e-16 absolute), identical in scalar and
-vector code and in the C reference ``numerics/bench_ref.c``. Gaussians (parameter noise)
+vector code and in the C references ``numerics/bench_ref.c`` and ``numerics/bench_simd.c``.
+Integers become doubles by exact bit constructions (:func:`_u01`, :func:`_small_to_f64`) and
+the quadrant's signs are XORs into the sign bit: AVX2 has no vector int64 -> double
+conversion, so ``float(int64)`` made LLVM convert lane by lane; the values are the same
+doubles, bit for bit. Gaussians (parameter noise)
 are Box-Muller pairs from two outputs, ``u1`` mapped to (0, 1] so the logarithm is finite.
 
 >>> st = seed_states(0, np.arange(3), PHASE_TARGET, 0)
@@ -43,16 +47,23 @@ True
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 PHASE_TARGET = 0
 PHASE_SOURCE = 1
 PHASE_NOISE = 2
 
-_U53 = 1.0 / 9007199254740992.0  # 2**-53
+_TWO52 = 4503599627370496.0  # 2**52
+_EXP52 = 0x4330000000000000  # bits of 2**52: OR an integer g < 2**52 into them and the double is 2**52 + g
+_EXP_HALF = 0x3FE0000000000000  # bits of 0.5: OR in l < 2**52 and the double is 0.5 + l 2**-53
+_LOW52 = 0xFFFFFFFFFFFFF
+_SIGN = 0x8000000000000000  # the sign bit: a negation is an XOR with it
 _QSCALE = 0.5 * math.pi / 2251799813685248.0  # (pi/2) 2**-51: quadrant fraction to radians
 # fdlibm __kernel_sin / __kernel_cos minimax coefficients on [-pi/4, pi/4] (|error| < 1 ulp)
 _S1 = -1.66666666666666324348e-01
@@ -136,10 +147,51 @@ def _next(st, k):
     return r
 
 
+def _as_f64_typer(typingctx, x):
+    """The float64 whose bits are the uint64 ``x`` (a no-op in machine code)."""
+    if x != types.uint64:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+
+    return types.float64(types.uint64), codegen
+
+
+def _f64_bits_typer(typingctx, x):
+    """The bits of the float64 ``x`` as a uint64 (a no-op in machine code)."""
+    if x != types.float64:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+
+    return types.uint64(types.float64), codegen
+
+
+_as_f64: Any = intrinsic(_as_f64_typer)  # Any: numba's typing of intrinsics confuses mypy about the arguments
+_f64_bits: Any = intrinsic(_f64_bits_typer)
+
+
 @njit(cache=True, inline="always")
 def _u01(r):
-    """53-bit uniform in [0, 1) from a uint64 output."""
-    return np.float64(np.int64(r >> np.uint64(11))) * _U53
+    """53-bit uniform ``(r >> 11) 2**-53`` in [0, 1) from a uint64 output.
+
+    Computed without an integer-to-double conversion, which AVX2 lacks for 64-bit lanes (LLVM
+    then converts lane by lane): with ``l`` the low 52 bits of ``r >> 11``, the double with the
+    bits of 0.5 and mantissa ``l`` is ``0.5 + l 2**-53``; subtracting 0.5 unless bit 52 of
+    ``r >> 11`` (the top bit of ``r``) is set gives ``(r >> 11) 2**-53`` exactly (Sterbenz),
+    the same double as ``float(r >> 11) * 2**-53``.
+    """
+    half_l = _as_f64(((r >> np.uint64(11)) & np.uint64(_LOW52)) | np.uint64(_EXP_HALF))
+    off = _as_f64(((r >> np.uint64(63)) - np.uint64(1)) & np.uint64(_EXP_HALF))  # 0.5, or 0.0 if the top bit is set
+    return half_l - off
+
+
+@njit(cache=True, inline="always")
+def _small_to_f64(g):
+    """``float(g)`` for a uint64 ``g < 2**52``, exactly, by the bits of 2**52 (vectorises on AVX2)."""
+    return _as_f64(g | np.uint64(_EXP52)) - _TWO52
 
 
 @njit(cache=True, inline="always")
@@ -156,7 +208,7 @@ def _sincos_2pi(r):
     m = (r >> np.uint64(11)) & np.uint64(0x7FFFFFFFFFFFF)
     hi = m > np.uint64(0x4000000000000)
     g = (np.uint64(0x8000000000000) - m) if hi else m
-    x = np.float64(np.int64(g)) * _QSCALE
+    x = _small_to_f64(g) * _QSCALE
     z = x * x
     z2 = z * z
     z4 = z2 * z2
@@ -164,14 +216,12 @@ def _sincos_2pi(r):
     pc = (_C1 + z * _C2) + z2 * (_C3 + z * _C4) + z4 * (_C5 + z * _C6)
     s = x + (x * z) * ps
     c = (1.0 - 0.5 * z) + z2 * pc
-    ca = s if hi else c  # cos, sin of the angle within the quadrant
-    sa = c if hi else s
-    odd = (q & np.uint64(1)) != np.uint64(0)
-    p0 = sa if odd else ca
-    p1 = ca if odd else sa
-    cneg = ((q ^ (q >> np.uint64(1))) & np.uint64(1)) != np.uint64(0)  # q in {1, 2}: cos < 0
-    sneg = (q >> np.uint64(1)) != np.uint64(0)  # q in {2, 3}: sin < 0
-    return (-p0 if cneg else p0), (-p1 if sneg else p1)
+    swap = hi != ((q & np.uint64(1)) != np.uint64(0))  # reflected or odd quadrant, not both: cos <-> sin
+    p0 = s if swap else c
+    p1 = c if swap else s
+    cneg = ((r << np.uint64(1)) ^ r) & np.uint64(_SIGN)  # q in {1, 2}: cos < 0 (sign bit set)
+    sneg = r & np.uint64(_SIGN)  # q in {2, 3}: sin < 0
+    return _as_f64(_f64_bits(p0) ^ cneg), _as_f64(_f64_bits(p1) ^ sneg)
 
 
 @njit(cache=True, inline="always")
