@@ -68,6 +68,10 @@ def test_eos_problem_bad_input_and_relu_calibration():
         E.eos_scan("mf", 0.9, 1.0, 0.3, steps=10)
     with pytest.raises(ValueError, match="model"):
         E.eos_track("cnn", 0)
+    with pytest.raises(ValueError, match="model"):
+        E.eos_separate("relu", 0)
+    with pytest.raises(ValueError, match="i must"):
+        E.eos_separate("mf", -1)
     model, th, eta = E.relu_eos_setting(0, 0)
     assert model.preacts is not None and model.preacts(th).shape == (6, 3)
     assert EOS.sharpness_series(model, th[None, :])[0] * eta / 2 < 1

@@ -31,6 +31,7 @@ def test_listing_names_every_central_flow_experiment():
         "central_flow.relu_pool",
         "central_flow.eos_scan",
         "central_flow.eos_track",
+        "central_flow.eos_separate",
     }
 
 

@@ -24,6 +24,7 @@ start above the edge has no central flow) and, for ReLU, when its hybrid flow re
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -73,6 +74,8 @@ __all__ = [
     "scalar_h_budget",
     "eos_scan",
     "eos_track",
+    "EOS_SEPARATE",
+    "eos_separate",
 ]
 
 
@@ -162,11 +165,12 @@ class Sizes:
     eos_draws: int = 6  # draws per model of the EoS tracking ensemble (central_flow.eos_track)
     eos_track_steps: int = 200  # steps after first reaching 2/eta over which GD is compared with the central flow
     eos_scan_full: int = 0  # 1: the full EoS scan grid (EOS_SCAN_GRID["full"]), 0: the quick one
+    eos_sep_draws: int = 6  # draws per model of the long-horizon CF-against-GF ensemble (central_flow.eos_separate)
 
 
 PROFILES = {
     "quick": Sizes(cf_draws=6, cf_relu_pool=40),
-    "full": Sizes(cf_draws=8, cf_relu_pool=200, eos_draws=12, eos_track_steps=400, eos_scan_full=1),
+    "full": Sizes(cf_draws=8, cf_relu_pool=200, eos_draws=12, eos_track_steps=400, eos_scan_full=1, eos_sep_draws=12),
 }
 
 
@@ -192,7 +196,14 @@ def sizes_with(profile: str, overrides: dict | None = None) -> Sizes:
     return replace_sizes(
         sizes(profile),
         overrides,
-        minimum={"cf_draws": 3, "cf_relu_pool": 10, "eos_draws": 1, "eos_track_steps": 10, "eos_scan_full": 0},
+        minimum={
+            "cf_draws": 3,
+            "cf_relu_pool": 10,
+            "eos_draws": 1,
+            "eos_track_steps": 10,
+            "eos_scan_full": 0,
+            "eos_sep_draws": 1,
+        },  # fmt: skip
     )
 
 
@@ -485,8 +496,9 @@ def relu_run(i: int, perturb: float = 0.0) -> dict[str, Any]:
     """Figures 3-4: hybrid CF, GF and GD of ReLU draw ``i`` to T = 60, the laws h_j per neuron along each.
 
     Returns the drifts at the first contact (:func:`_relu_point`), the first fixed-gate failure,
-    and the changes of each h_j (GF's against sum_j |u_j|^2 + |v_j|^2, the midpoint's against
-    each neuron's own scale).
+    the hybrid flow's Filippov sliding intervals ``cf_slides`` ((t0, t1, i, j) per slide of pair
+    (i, j); Figure 4 shades them), and the changes of each h_j (GF's against sum_j |u_j|^2 + |v_j|^2,
+    the midpoint's against each neuron's own scale).
     """
     T = SETTINGS["relu"]["T"]
     got = relu_contact(i, T, perturb)
@@ -508,6 +520,7 @@ def relu_run(i: int, perturb: float = 0.0) -> dict[str, Any]:
         **_relu_point(model, thc, eta),
         "fail_t": _first_failure(model, cf, eta),
         "cf_stop": cf.stop,
+        "cf_slides": [(float(s["t0"]), float(s["t1"]), int(s["pair"][0]), int(s["pair"][1])) for s in cf.slides],
         "gf_t": gf.t,
         "h_gf": CL.law(gf.theta, model),
         "cf_t": cf.t,
@@ -739,4 +752,112 @@ def eos_track(model: str, i: int, steps: int = 200, perturb: float = 0.0) -> dic
         "t_end": float(Kc - 0.5),
         "tracked": track,
         "gf": gf_track,
+        **_eos_laws(mod, eta, th, gd, first, start, cf, gf, t0),
+    }
+
+
+def _law_scale(model: Model, theta: np.ndarray) -> np.ndarray:
+    """The scale each law's change is measured against: |h| (scalar), |Psi|_F (mf), |u_j|^2 + |v_j|^2 (ReLU)."""
+    if model.name.startswith("relu"):
+        n, d, r = model.shape
+        return np.sum(theta[: n * r].reshape(n, r) ** 2, axis=0) + np.sum(theta[n * r :].reshape(d, r) ** 2, axis=0)
+    return np.atleast_1d(np.linalg.norm(np.asarray(CL.law(theta, model))))
+
+
+def _rel_law(model: Model, xs: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """|law(x) - law(ref)| / scale(ref) for each row x of ``xs`` (:func:`_law_scale`; Psi in Frobenius norm)."""
+    d = np.asarray(CL.law(xs, model)) - np.asarray(CL.law(ref, model))
+    d = np.linalg.norm(d.reshape(d.shape[0], -1), axis=1) if d.ndim == 3 else np.abs(d)
+    return d / _law_scale(model, ref)
+
+
+def _eos_laws(
+    model: Model, eta: float, th: np.ndarray, gd: np.ndarray, first: int, start: np.ndarray, cf: F.Trajectory,
+    gf: F.Trajectory, t0: float,
+) -> dict[str, Any]:  # fmt: skip
+    """The EoS runs' law changes, period-two ratio, scalar |h| and ReLU gate statistics (the Figures 1-4 claims).
+
+    Law changes are relative to each law's scale at the reference point (:func:`_law_scale`; per neuron for
+    ReLU, the Frobenius norm for Psi): the iterates' and midpoints' against theta_0, the flows' (started
+    at ``start``) and the midpoints' over the flows' span against ``start``. ``p2_ratio``: the midpoints'
+    summed period-two amplitude over the iterates', from the first step at the edge on.
+    """
+    mids = F.midpoints(gd)
+    change = functools.partial(_rel_law, model)
+    k_cf = np.rint(cf.t + t0 - 0.5).astype(int)
+    out: dict[str, Any] = {
+        "gd_dlaw": change(gd, th),
+        "mid_dlaw": change(mids, th),
+        "span_mid_dlaw": change(mids[k_cf], start),
+        "cf_dlaw": change(cf.theta, start),
+        "gf_dlaw": change(gf.theta, start),
+        "p2_ratio": float(_p2(mids[first:]).sum() / _p2(gd[first:]).sum()),
+        "law_end": {"gd": np.asarray(CL.law(gd[-1], model)), "cf": np.asarray(CL.law(cf.theta[-1], model))},
+    }
+    if model.name == "scalar":
+        out["bound2"] = float(4 * (eta**-2 - model.data["y"] ** 2))  # (2 sqrt(eta^-2 - y^2))^2; < 0: no bound
+        out["scale_end"] = float(np.sum(cf.theta[-1] ** 2))  # |theta_CF|^2 at the end (|h| is compared with it)
+    if model.name.startswith("relu") and cf.contact is not None:
+        ev = next(e for e in cf.events if e["kind"] == "mode" and e["k"][1] > 0)
+        out["gate_ratio"] = float(_relu_point(model, ev["theta"], eta)["ratio"])
+        fail = _first_failure(model, cf, eta)
+        out["gate_fail"] = None if fail is None else float(fail + t0)
+    return out
+
+
+#: Long-horizon settings where the central flow and gradient flow part (:func:`eos_separate`): inside the EoS
+#: family, a larger start (more imbalance left after the catapult, so the curvature term has a law to move) and
+#: horizons of the order of that drift's time scale; ``lag``: the comparison starts this many steps after GD
+#: first reaches the edge (past the catapult, which no flow describes).
+EOS_SEPARATE: dict[str, dict[str, Any]] = {
+    "scalar": {"eta": 0.9, "c": 1.0005, "scale": 0.5, "steps": 3000, "lag": 50},
+    "mf": {"eta": 0.9, "c": 1.002, "scale": 0.5, "steps": 1000, "lag": 50},
+}
+SEPARATE_RTOL = 1e-10  # the flows' DOP853 rtol (atol 1e-12) here: 1e-7 below the tolerances compared (>= 1e-3)
+
+
+def eos_separate(model: str, i: int, perturb: float = 0.0) -> dict[str, Any]:
+    """GD midpoints against the hybrid central flow *and* gradient flow over a long horizon (:data:`EOS_SEPARATE`).
+
+    Draw ``i`` of the EoS family (:func:`eos_problem`, keyed by (SEED, i)) at the setting's (eta, c, scale).
+    Both flows start at the first GD midpoint at or after ``first + lag`` that lies below the edge (``first``:
+    GD's first step with lambda_max eta/2 >= 1) and are compared with the midpoints at t = k + 1/2 over
+    ``steps`` steps by :func:`numerics.central_flow.eos.tracking_errors`. Returns the edge statistics of
+    GD's first EOS_WINDOW steps past ``first``, both flows' errors and the common tolerance C (rho + a^2).
+    """
+    if model not in EOS_SEPARATE:
+        raise ValueError(f"model must be one of {', '.join(EOS_SEPARATE)}; got {model!r}")
+    cfg = EOS_SEPARATE[model]
+    mod, th, eta = eos_problem(model, cfg["eta"], cfg["c"], cfg["scale"], SEED, _count(i, "i", 0))
+    th = perturb_relative(th, perturb, f"eos_separate/{model}", SEED, i)
+    lag, steps = cfg["lag"], cfg["steps"]
+    head = F.gradient_descent(mod, th, eta, EOS_WINDOW + lag + 102)
+    lam = EOS.sharpness_series(mod, head)
+    hit = np.nonzero(lam * eta / 2 >= 1)[0]
+    out: dict[str, Any] = {"model": model, "draw": i, "eta": eta, "c": cfg["c"], "scale": cfg["scale"]}
+    if hit.size == 0:
+        return {**out, "first": None, "sustained": False, "cf": None, "gf": None}
+    first = int(hit[0])
+    stats = EOS.edge_stats(lam, eta, EOS.period_two_amplitude(head), EOS_WINDOW)
+    gd = F.gradient_descent(mod, th, eta, first + lag + 100 + steps + 1)
+    mids = F.midpoints(gd)
+    j0 = next((j for j in range(first + lag, first + lag + 100) if SPEC.sharpness(mod, mids[j])[0] < 2 / eta), None)
+    if j0 is None:
+        return {**out, **stats, "cf": None, "gf": None}
+    times = np.arange(j0 + 1, j0 + 1 + steps) + 0.5
+    rel = times - (j0 + 0.5)
+    tol = {"rtol": SEPARATE_RTOL, "atol": 1e-2 * SEPARATE_RTOL}
+    cf = F.hybrid_flow(mod, mids[j0], eta, float(rel[-1]), rel, rtol=tol["rtol"], atol=tol["atol"])
+    gf = F.gradient_flow(mod, mids[j0], eta, float(rel[-1]), rel, rtol=tol["rtol"], atol=tol["atol"])
+    s2 = np.array([EOS.cf_sigma2(mod, x, eta, int(kk)) for x, kk in zip(cf.theta, cf.k)])
+    return {
+        **out,
+        **stats,
+        "t_start": j0 + 0.5,
+        "cf_stop": cf.stop,
+        "cf_dlaw_end": float(np.max(_rel_law(mod, cf.theta[-1:], mids[j0]))),
+        "mid_dlaw_end": float(np.max(_rel_law(mod, mids[-1:], mids[j0]))),
+        "gf_dlaw_max": float(np.max(_rel_law(mod, gf.theta, mids[j0]))),
+        "cf": EOS.tracking_errors(mod, gd, eta, cf.t + j0 + 0.5, cf.theta, s2) if cf.t.size else None,
+        "gf": EOS.tracking_errors(mod, gd, eta, gf.t + j0 + 0.5, gf.theta, np.zeros(gf.t.size)),
     }

@@ -171,7 +171,8 @@ def figure3(runs: Sequence[Mapping[str, Any]], pool_ratios: Collection[float] = 
 
 def figure4(runs: Sequence[Mapping[str, Any]]) -> plt.Figure:
     """Figure 4 (ReLU beyond fixed gates): h_j(t) for GF, GD midpoint, hybrid CF; dotted: our first gate failure;
-    shaded: the paper's 'fewer than 10 optimisation steps' after the first edge contact."""
+    shaded grey: the paper's 'fewer than 10 optimisation steps' after the first edge contact; shaded orange: where
+    the hybrid CF slides along an activation boundary (our Filippov continuation; ``cf_slides``, if given)."""
     r_ = runs[0]["h_gf"].shape[1]
     fig, ax = plt.subplots(len(runs), r_, figsize=(4 * r_, 2.6 * len(runs)), squeeze=False)
     for s, r in enumerate(runs):
@@ -182,6 +183,9 @@ def figure4(runs: Sequence[Mapping[str, Any]]) -> plt.Figure:
             a.plot(r["cf_t"], r["h_cf"][:, j], color=FLOWS["cf"][0], lw=1.2, label="hybrid CF")
             if r.get("contact") is not None:  # the paper: the fixed-gate condition fails < 10 steps after contact
                 a.axvspan(r["contact"], r["contact"] + 10, color=PAPER, alpha=0.08, lw=0, label="paper: gate fails")
+            for k, (t0, t1, *_pair) in enumerate(r.get("cf_slides", ())):
+                lab = "hybrid flow slides (Filippov, ours)" if k == 0 else None
+                a.axvspan(t0, max(t1, t0 + 0.05), color=FLOWS["cf"][0], alpha=0.15, lw=0, label=lab)
             if r["fail_t"] is not None:
                 a.axvline(r["fail_t"], ls=":", color=PAPER, lw=1, label="our first gate failure")
             a.set(title=f"draw {r.get('draw', s)}, h_{j + 1}", xlabel="t (GD steps)", ylabel=f"h_{j + 1}(t)")

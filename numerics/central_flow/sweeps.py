@@ -14,6 +14,7 @@ experiment                      cells                                 paper
 ``central_flow.relu_pool``      10 draws tried                        Figures 3-4 (pooled gates)
 ``central_flow.eos_scan``       one (model, eta, c, scale) of the grid  Section 1 (EoS), App. B-D
 ``central_flow.eos_track``      one (model, draw)                     Section 1 (GD vs central flow)
+``central_flow.eos_separate``   one (model, draw), long horizon       Section 1 (central flow vs GF)
 ==============================  ====================================  ===========================
 
 The used draws of the scalar and matrix models are known from their starts (cheap), so each
@@ -41,7 +42,7 @@ CODE_MODULES = (
     "numerics.central_flow.sweeps",
 )
 
-_CALLS = frozenset({"scalar_run", "mf_run", "relu_runs", "relu_pool", "eos_scan", "eos_track"})
+_CALLS = frozenset({"scalar_run", "mf_run", "relu_runs", "relu_pool", "eos_scan", "eos_track", "eos_separate"})
 POOL_CELL = 10  # ReLU draws tried per pool cell (about 0.15 s each)
 
 
@@ -71,6 +72,10 @@ def _eos_track_cells(z: E.Sizes) -> list[dict]:
     return [
         call_cell("eos_track", model=m, i=i, steps=z.eos_track_steps) for m in E.EOS_MODELS for i in range(z.eos_draws)
     ]
+
+
+def _eos_separate_cells(z: E.Sizes) -> list[dict]:
+    return [call_cell("eos_separate", model=m, i=i) for m in E.EOS_SEPARATE for i in range(z.eos_sep_draws)]
 
 
 def _listed(_sizes, _params: list[dict], values: list) -> list:
@@ -126,6 +131,13 @@ EXPERIMENTS = call_experiments(
             "Section 1: time-averaged GD against the hybrid central flow in the EoS settings, a cell per (model, draw) "
             "(sizes: eos_draws, eos_track_steps)",
             _eos_track_cells,
+            _listed,
+        ),
+        (
+            "eos_separate",
+            "Section 1: GD midpoints against the central flow and gradient flow over long horizons (scalar: 3000 "
+            "steps, mf: 1000), a cell per (model, draw) (sizes: eos_sep_draws)",
+            _eos_separate_cells,
             _listed,
         ),
     ],
