@@ -143,3 +143,34 @@ def test_same_seed_same_draws():
 def test_bad_input_raises_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_allocation_increment_form_and_bound():
+    """l_a^+ - l_a from the SGD step equals Appendix 11.1's log-ratio form and obeys the per-batch bound."""
+    th = np.array([0.8, 0.5, 0.7, 0.2, 0.45, -0.1])
+    r = O.allocation_increment(th, LAM, 0.01, 8, 4000, seed=3)
+    assert np.max(np.abs(r["dl"] - r["dl_form"])) <= 1e-14  # rounding of O(1) denominators (about 50 ulp of 1)
+    assert np.all(np.abs(r["dl"]) <= r["bound"] * (1 + 1e-9))
+    assert r["disagree"].any() and r["wedge_u"] <= 1 + 1e-12  # |u_i.X| <= d |X| on a disagreement
+
+
+def test_coupled_runs_agree_until_the_first_disagreement():
+    th = O.target_clone_state(0.9, 0.5) + np.array([0.0, 0.0, 0.0, 0.01, 0.0, -0.01])
+    r = O.coupled_target_runs(th, LAM, 0.01, 8, 6, 200, seed=5, risk_every=50)
+    assert np.all(r["dev_before"] <= 1e-12)  # summation order only
+    dis = r["n_dis"] < 200
+    assert dis.any() and np.all(r["dev_after"][dis] > 1e-8)
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: O.allocation_increment(np.array([0.0, 1, 1, 0, 1, 0]), LAM, 0.01, 4, 2, 0), "amplitudes"),
+        (lambda: O.allocation_increment(POINTS[1], LAM, -0.01, 4, 2, 0), "eta"),
+        (lambda: O.coupled_target_runs(POINTS[0], LAM, 0.01, 4, 2, 0, 0), "steps"),
+        (lambda: O.coupled_target_runs(POINTS[0], LAM, 0.01, 4, 2, 5, 0, risk_every=0), "risk_every"),
+    ],
+)
+def test_new_helpers_reject_bad_input(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()

@@ -472,3 +472,30 @@ def disagreement_probability_sphere(angle: mpmath.mpf | float, dps: int = 30) ->
         cuts = sorted({mpmath.mpf(0), mpmath.pi / 2 - m, mpmath.pi / 2, mpmath.pi / 2 + m, mpmath.pi})
         value = mpmath.quad(inner, cuts)
     return +value
+
+
+def common_gate_separation_rates() -> MappingProxyType:
+    """Mean common-gate rates of the separation at a balanced proportional point of amplitude B (Sections 4, 7.1).
+
+    At ``a_i = r_i``, ``w_i = r_i e1`` (so ``U = sum_i a_i w_i = B e1`` and the common gate is
+    ``1{x1 > 0}``), the common-gate step ``z_i -> Q z_i`` has mean generator ``(E Q - I)/eta =
+    -lambda I - [[0, m^T], [m, 0]]`` with ``m = E[v] = U/2 - q e1`` (:func:`common_gate_drift`) on
+    ``z = (a, w_x, w_y)``. The shared direction is ``h ~ (1, 1, 0)``; the separation ``d_z``
+    orthogonal to it has the imbalance direction ``(1, -1, 0)`` and the transverse direction
+    ``(0, 0, 1)``. Returns the generator, the three directions and their rates (eigenvalues:
+    negative = contraction).
+    """
+    m = common_gate_drift().subs({psi: 0, U1: B, U2: 0})
+    M = sp.zeros(3, 3)
+    M[0, 1:] = m.T
+    M[1:, 0] = m
+    gen = -lam * sp.eye(3) - M
+    dirs = {"shared": sp.Matrix([1, 1, 0]), "imbalance": sp.Matrix([1, -1, 0]), "transverse": sp.Matrix([0, 0, 1])}
+    rates = {}
+    for name, v in dirs.items():
+        image = gen * v
+        rate = sp.simplify(image.dot(v) / v.dot(v))
+        if any(sp.simplify(c) != 0 for c in image - rate * v):
+            raise RuntimeError(f"{name} is not an eigenvector of the common-gate generator")
+        rates[name] = rate
+    return MappingProxyType({"generator": gen, "directions": dirs, "rates": rates})

@@ -10,6 +10,7 @@ the paper's printed forms.
 
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
 from types import MappingProxyType
@@ -427,3 +428,194 @@ def balanced_projective_error() -> tuple[sp.Expr, tuple[sp.Symbol, sp.Symbol]]:
     norm = sp.sqrt(2) * s_ * sp.sin(d_ / 2)  # the root of |e|^2 that is positive for 0 < delta_0 < pi
     assert sp.simplify(e.dot(e) - norm**2) == 0
     return norm, (s_, d_)
+
+
+# ---------------------------------------------------------------- Section 7.4: the coupling behind the event inclusion
+
+
+def two_gate_step(batch: int = 2) -> MappingProxyType:
+    """One actual SGD step of the two-unit model on a symbolic batch, each unit with its own gate (Section 7.4).
+
+    Unit ``i`` has gate values ``G{i}_{j}`` on input ``X_j`` (evaluated, not differentiated, as for
+    ReLU off its gate boundary): ``f(X_j) = sum_i G{i}_{j} a_i w_i.X_j``. Same symbols as
+    :func:`common_gate_step` otherwise. Returns the step (``z1_next``, ``z2_next``), the common-gate
+    step and ``agree``/``one_disagrees``, substitutions that give both units the common gate
+    ``g_j`` on every input or on every input but ``X_0``.
+    """
+    cg = common_gate_step(batch)
+    aa = sp.symbols("A1 A2", real=True)
+    ws = [sp.Matrix(sp.symbols(f"w{i}x w{i}y", real=True)) for i in (1, 2)]
+    xs = [sp.Matrix(sp.symbols(f"X{j}x X{j}y", real=True)) for j in range(batch)]
+    gs = sp.symbols(f"g0:{batch}", real=True)
+    ns = sp.symbols(f"n0:{batch}", positive=True)
+    gates = [sp.symbols(f"G{i}_0:{batch}", real=True) for i in (1, 2)]
+    resid = [sum(gates[i][j] * aa[i] * ws[i].dot(xs[j]) for i in range(2)) - ns[j] for j in range(batch)]
+    theta = [aa[0], *ws[0], aa[1], *ws[1]]
+    obj = sum(r**2 for r in resid) / (2 * batch) + lam / 2 * sum(v**2 for v in theta)
+    step = sp.Matrix([v - eta * sp.diff(obj, v) for v in theta])
+    agree = {gates[i][j]: gs[j] for i in range(2) for j in range(batch)}
+    one = dict(agree)
+    one[gates[1][0]] = 1 - gs[0]  # unit 2's gate differs on X_0
+    return MappingProxyType(
+        {
+            "z1_next": step[:3, 0],
+            "z2_next": step[3:, 0],
+            "cg_z1_next": cg["Q"] * cg["z1"],
+            "cg_z2_next": cg["Q"] * cg["z2"],
+            "agree": agree,
+            "one_disagrees": one,
+        }
+    )
+
+
+def first_exit_inclusion(horizon: int, index: str = "batch") -> list[tuple[int, int, int]]:
+    """Counterexamples to Proposition 6's event inclusion over integer paths (Section 7.4).
+
+    A path has ``n_dis`` (its first disagreement), ``zeta`` (its tube exit) and a crossing state
+    ``m <= horizon`` with risk <= 0.4. Before both, SGD equals the common-gate process in the
+    tube, whose risk is above 0.4: the crossing needs ``m > n_dis`` (``index="batch"``: ``n_dis``
+    is the update whose batch holds the disagreeing input, so state ``n_dis`` is still common-gate)
+    or ``m >= n_dis`` (``index="state"``: ``n_dis`` is the first state that differs), or
+    ``m >= zeta``. Returns every admissible ``(m, n_dis, zeta)`` with ``n_dis, zeta <= horizon + 1``
+    outside ``{n_dis < N ^ zeta} U {zeta <= N}`` at ``N = horizon``.
+    """
+    if index not in ("batch", "state"):
+        raise ValueError(f"index must be 'batch' or 'state'; got {index!r}")
+    if not isinstance(horizon, int) or horizon < 0:
+        raise ValueError(f"horizon must be an integer >= 0; got {horizon!r}")
+    out = []
+    for m, nd, zt in itertools.product(range(horizon + 1), repeat=3):
+        for n_dis, zeta in ((nd, zt), (nd, horizon + 1), (horizon + 1, zt)):
+            escaped = m > n_dis if index == "batch" else m >= n_dis
+            if not (escaped or m >= zeta):
+                continue  # the crossing is impossible on this path
+            if not (n_dis < min(horizon, zeta) or zeta <= horizon):
+                out.append((m, n_dis, zeta))
+    return sorted(set(out))
+
+
+# ---------------------------------------------------------------- Appendix 11.1: the source update in (a_i, u_i)
+
+
+def source_ratio_update(batch: int = 2) -> MappingProxyType:
+    """One source SGD step written in ``a_i`` and ``u_i = w_i/a_i`` (Appendix 11.1), for ``a_i > 0``.
+
+    Model step: objective ``(1/2b) sum_j (f(X_j) - y_j)^2 + (lambda/2)|theta|^2`` with
+    ``f(x) = sum_i a_i G_ij w_i.x`` (gates evaluated). Writes ``w_i = a_i u_i`` (so that
+    ``relu(w_i.x) = a_i relu(u_i.x)`` and the gates of ``w_i`` and ``u_i`` agree) and returns the
+    model's ``a_i^+`` and ``u_i^+ = w_i^+/a_i^+`` with the paper's forms
+    ``a_i [s - (eta/b) sum_j R_j relu(u_i.X_j)]`` and
+    ``[s u_i - (eta/b) sum_j R_j relu'(u_i.X_j) X_j] / [s - (eta/b) sum_j R_j relu(u_i.X_j)]``,
+    ``s = 1 - eta lambda``, ``R_j = f(X_j) - y_j``; and ``e^{l_a^+ - l_a} = (a_1^+/a_2^+)/(a_1/a_2)`` with the
+    ratio whose log the paper writes for ``l_a^+ - l_a`` (both rational, so compared without logs). ``w_next`` and
+    ``paper_w_next = a_i (s u_i - (eta/b) sum_j R_j relu'(u_i.X_j) X_j)`` are polynomial: with ``a_next`` equal to
+    ``a_i [s - ...]`` they give ``u_i^+`` without a rational simplification.
+    """
+    aa = sp.symbols("a_1 a_2", positive=True)
+    us = [sp.Matrix(sp.symbols(f"u{i}x u{i}y", real=True)) for i in (1, 2)]
+    xs = [sp.Matrix(sp.symbols(f"X{j}x X{j}y", real=True)) for j in range(batch)]
+    ys = sp.symbols(f"y0:{batch}", real=True)
+    G = [sp.symbols(f"G{i}_0:{batch}", real=True) for i in (1, 2)]
+    W = [sp.Matrix(sp.symbols(f"W{i}x W{i}y", real=True)) for i in (1, 2)]  # w_i before substitution
+    f = [sum(aa[i] * G[i][j] * W[i].dot(xs[j]) for i in range(2)) for j in range(batch)]
+    theta = [aa[0], *W[0], aa[1], *W[1]]
+    obj = sum((f[j] - ys[j]) ** 2 for j in range(batch)) / (2 * batch) + lam / 2 * sum(v**2 for v in theta)
+    step = [v - eta * sp.diff(obj, v) for v in theta]
+    to_u = {W[i][k]: aa[i] * us[i][k] for i in range(2) for k in range(2)}
+    a_next = [sp.expand(step[0].subs(to_u)), sp.expand(step[3].subs(to_u))]
+    w_next = [sp.Matrix(step[1:3]).subs(to_u), sp.Matrix(step[4:6]).subs(to_u)]
+    R = [f[j].subs(to_u) - ys[j] for j in range(batch)]
+    decay = 1 - eta * lam  # the paper's varsigma
+    relu_u = [[G[i][j] * us[i].dot(xs[j]) for j in range(batch)] for i in range(2)]
+    den = [decay - eta / batch * sum(R[j] * relu_u[i][j] for j in range(batch)) for i in range(2)]
+    paper_u = [
+        (decay * us[i] - eta / batch * sum((R[j] * G[i][j] * xs[j] for j in range(batch)), sp.zeros(2, 1))) / den[i]
+        for i in range(2)
+    ]
+    return MappingProxyType(
+        {
+            "a_next": a_next,
+            "paper_a_next": [aa[i] * den[i] for i in range(2)],
+            "u_next": [w_next[i] / a_next[i] for i in range(2)],
+            "paper_u_next": paper_u,
+            "w_next": w_next,
+            "paper_w_next": [aa[i] * paper_u[i] * den[i] for i in range(2)],
+            "dl_ratio": (a_next[0] / a_next[1]) / (aa[0] / aa[1]),
+            "paper_dl_ratio": den[0] / den[1],
+            "a": aa,
+        }
+    )
+
+
+# ---------------------------------------------------------------- Theorem 1: the fresh term and the confidence level
+
+
+def fresh_term_absorption() -> MappingProxyType:
+    """``C e^{-c_f/eta}`` against the warm excursion term ``C (1 + (T+H)/eta) e^{-c_*/eta}`` (App. 13, (4)).
+
+    The union bound of Theorem 1 adds the fresh failure ``C e^{-c_f/eta}`` to the warm bound;
+    after ``c_* <= c_f`` it is at most the excursion term (then ``2C`` covers both). Returns the
+    ratio fresh/excursion and its limits as ``eta -> 0`` with ``c_f = c_* + k`` for ``k > 0``,
+    ``k = 0``, ``k < 0`` (``T, H`` fixed).
+    """
+    cf = sp.Symbol("c_f", positive=True)
+    ratio = sp.exp(-cf / eta) / ((1 + (T + H) / eta) * sp.exp(-c_star / eta))
+    kp, kn = sp.Symbol("k_pos", positive=True), sp.Symbol("k_neg", negative=True)
+    return MappingProxyType(
+        {
+            "ratio": sp.simplify(ratio),
+            "c_f": cf,
+            "limits": tuple(small_step_limit(ratio.subs(cf, c_star + kk)) for kk in (kp, 0, kn)),
+        }
+    )
+
+
+def conditional_confidence(level: sp.Expr) -> MappingProxyType:
+    """The conditional confidence on K after Corollary 2, ``1 - eps/2 - r(eta)`` (Section 3, after Corollary 2).
+
+    ``r(eta)`` collects the terms that vanish as ``eta -> 0`` (second and last terms of (4) at the
+    edges of Corollary 2, and the fresh term): ``C b eta^{gamma C_0 - 1} + C(1 + 2 eta^{-1}
+    e^{c_*/(2 eta)}) e^{-c_*/eta} + C e^{-c_*/eta}``. For a target ``level``, ``eps = 1 - level``
+    leaves the margin ``(1 - level)/2`` for ``r``. Returns the limit of the confidence as
+    ``eta -> 0`` at ``eps = 1 - level`` and the eps a confidence of exactly one would need.
+    """
+    eps = sp.Symbol("varepsilon", positive=True)
+    r = (
+        C * b * eta ** (gamma * C0 - 1)
+        + C * (1 + 2 / eta * sp.exp(c_star / (2 * eta))) * sp.exp(-c_star / eta)
+        + C * sp.exp(-c_star / eta)
+    )
+    conf = 1 - eps / 2 - r
+    limit = small_step_limit(conf.subs(C0, 2 / gamma))  # gamma C_0 = 2 > 1, Corollary 2's condition
+    return MappingProxyType(
+        {
+            "confidence": conf,
+            "limit_at_level": sp.simplify(limit.subs(eps, 1 - level)),
+            "eps_for_one": sp.solve(sp.Eq(limit, 1), eps),
+            "eps": eps,
+        }
+    )
+
+
+# ---------------------------------------------------------------- Corollary 5
+
+
+def corollary5_from_proposition6() -> MappingProxyType:
+    """Proposition 6's bound at a source-GF checkpoint: ``Delta_0 <= C_e d``, ``d <= C_d e^{-lambda T}`` (Section 5).
+
+    Returns the disagreement term ``C b Delta_0 min{N, 1/eta}`` at ``Delta_0 = C_e C_d e^{-lambda T}``,
+    Corollary 5's ``C' b e^{-lambda T} min{N, 1/eta}`` with ``C' = C C_e C_d``, and the source time
+    ``T_0`` after which the checkpoint meets Proposition 6's entry condition ``Delta_0 <= eps_0``.
+    """
+    Ce, Cd, eps0 = sp.symbols("C_e C_d epsilon_0", positive=True)
+    delta0 = Ce * Cd * sp.exp(-lam * T)
+    prop6 = C * b * Delta0 * sp.Min(N, 1 / eta) + C * (N + 1) * sp.exp(-c_star / eta)
+    return MappingProxyType(
+        {
+            "at_checkpoint": prop6.subs(Delta0, delta0),
+            "corollary5": (C * Ce * Cd) * b * sp.exp(-lam * T) * sp.Min(N, 1 / eta)
+            + C * (N + 1) * sp.exp(-c_star / eta),
+            "entry_time": sp.expand_log(sp.solve(sp.Eq(delta0, eps0), T)[0], force=True),
+            "symbols": (Ce, Cd, eps0),
+        }
+    )

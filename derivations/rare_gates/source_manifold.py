@@ -210,3 +210,34 @@ def angular_stationarity() -> dict:
     if len(sol_1) != 1 or len(sol_2) != 1:
         raise RuntimeError(f"expected one stationary allocation each, got {sol_1}, {sol_2}")
     return {omega1: sp.simplify(sol_1[0]), omega2: sp.simplify(sol_2[0])}
+
+
+def origin_gradient_form() -> dict:
+    """Leading order of ``|grad F_s|^2`` near the origin, per unit, as a quadratic form in ``(a, r)`` (Appendix 15).
+
+    Scaling ``theta -> eps theta`` in :func:`.dynamics.polar_risk` (one unit at angle ``alpha``
+    from e1, the other switched off) gives ``F_s = 1/4 + eps^2 Phi + O(eps^4)``; ``Phi_residual``
+    is ``Phi - [lambda (a^2 + r^2)/2 - a r J(alpha)]`` (0: the units enter ``Phi`` separately,
+    through the kernel J). In the orthonormal frame ``(d/da, d/dr, r^{-1} d/dalpha)`` the gradient
+    of ``lambda (a^2 + r^2)/2 - a r j0`` (``j0 = J(alpha)``, ``j1 = J'(alpha) = -g(alpha)``) is
+    linear in ``(a, r)``, so ``|grad Phi|^2 = (a, r) M (a, r)^T``. Returns ``Phi``, its residual,
+    ``M`` and ``det M`` as polynomials in ``lambda, j0, j1``; where ``det M > 0`` on ``[0, pi]``,
+    ``|grad F_s| >= c |theta| - C |theta|^3`` near 0 and the origin is an isolated critical point.
+    """
+    eps = sp.Symbol("epsilon", positive=True)
+    j0, j1 = sp.symbols("j0 j1", real=True)
+    F = polar_risk("source") + lam / 2 * (a1**2 + a2**2 + r1**2 + r2**2)
+    one = F.subs({a2: 0, r2: 0}).subs({a1: eps * a1, r1: eps * r1})
+    phi2 = sp.expand(one).coeff(eps, 2)
+    model = lam * (a1**2 + r1**2) / 2 - a1 * r1 * J_kernel().subs(t, alpha)
+    generic = lam * (a1**2 + r1**2) / 2 - a1 * r1 * j0
+    grad = [sp.diff(generic, a1), sp.diff(generic, r1), -a1 * r1 * j1 / r1]  # d/dalpha of J is j1
+    sq = sp.expand(sum(g**2 for g in grad))
+    M = sp.Matrix(2, 2, lambda i, j: sp.expand(sp.diff(sq, (a1, r1)[i], (a1, r1)[j]) / 2))
+    return {
+        "Phi": phi2,
+        "Phi_residual": sp.expand(phi2 - model),
+        "M": M,
+        "det": sp.expand(M.det()),
+        "symbols": (j0, j1),
+    }

@@ -301,3 +301,104 @@ def target_clone_state(B: float, p: float, psi: float = 0.0) -> np.ndarray:
     r1, r2 = math.sqrt(p * B), math.sqrt((1.0 - p) * B)
     c, s = math.cos(psi), math.sin(psi)
     return np.array([r1, r2, r1 * c, r1 * s, r2 * c, r2 * s])
+
+
+def allocation_increment(theta: npt.ArrayLike, lam: float, eta: float, b: int, n: int, seed) -> dict:
+    """One source SGD step from ``theta`` over ``n`` minibatches: the allocation increment and its bound (App. 11.1).
+
+    ``l_a = log(a1/a2)`` (amplitudes must be positive). Returns, per minibatch:
+
+    * ``dl``: ``l_a^+ - l_a`` from the model's SGD step (:func:`sample_gradients`), as
+      ``log1p(-eta g_1/a_1) - log1p(-eta g_2/a_2)`` with ``g_i`` the minibatch gradient in ``a_i``;
+    * ``dl_form``: Appendix 11.1's form ``log[(s - (eta/b) sum R_j relu(u_1.X_j)) / (s - (eta/b) sum R_j
+      relu(u_2.X_j))]``, ``s = 1 - eta lam``, ``u_i = w_i/a_i``, ``R_j = f(X_j) - relu(X_j1)``;
+    * ``bound``: ``eta d (1/b) sum_j |R_j| |X_j| / min(den_1, den_2)`` (``d = |u_1 - u_2|``), which bounds
+      ``|dl|`` for every batch: ``|log x - log y| <= |x - y|/min(x, y)`` and ``|relu(s) - relu(t)| <= |s - t|``;
+    * ``disagree``: whether some input of the batch has different gates for u_1 and u_2;
+    * ``d`` (a float) and the inputs' largest ``|u_i.X|/(d |X|)`` and ``|X_1|/|X|`` over disagreeing inputs
+      (``wedge_u``, ``wedge_x1``; NaN when none), the two local bounds of Appendix 11.1.
+    """
+    th = _theta(theta)
+    lam = _lam(lam)
+    eta = V.positive(eta, "eta")
+    b, n = _sizes(b, n)
+    if th[0] <= 0.0 or th[1] <= 0.0:
+        raise ValueError(f"theta: amplitudes a1, a2 must be > 0 for l_a = log(a1/a2); got {th[:2]!r}")
+    x = sample_disk(_rng(seed), (n, b))
+    grad = sample_gradients(th, "source", x).mean(axis=1) + lam * th
+    dl = np.log1p(-eta * grad[:, 0] / th[0]) - np.log1p(-eta * grad[:, 1] / th[1])
+    u = np.stack((th[2:4] / th[0], th[4:6] / th[1]))  # (2, 2): u_1, u_2
+    pre = x @ u.T  # (n, b, 2)
+    act = np.maximum(pre, 0.0)
+    # f = sum_i a_i relu(w_i.x) = sum_i a_i^2 relu(u_i.x) for a_i > 0 (positive homogeneity)
+    res = np.einsum("nbi,i->nb", act, th[:2] ** 2) - np.maximum(x[..., 0], 0.0)
+    den = (1.0 - eta * lam) - eta * np.einsum("nb,nbi->ni", res, act) / b  # (n, 2)
+    dl_form = np.log(den[:, 0] / den[:, 1])
+    d = float(np.hypot(*(u[0] - u[1])))
+    norm = np.hypot(x[..., 0], x[..., 1])
+    bound = eta * d * np.mean(np.abs(res) * norm, axis=1) / np.min(den, axis=1)
+    dis = (pre[..., 0] > 0.0) != (pre[..., 1] > 0.0)
+    wedge_u = np.max(np.abs(pre[dis]), axis=-1) / (d * norm[dis]) if np.any(dis) else np.array([np.nan])
+    wedge_x1 = np.abs(x[..., 0][dis]) / norm[dis] if np.any(dis) else np.array([np.nan])
+    return {
+        "dl": dl,
+        "dl_form": dl_form,
+        "bound": bound,
+        "disagree": np.any(dis, axis=1),
+        "d": d,
+        "wedge_u": float(np.max(wedge_u)),
+        "wedge_x1": float(np.max(wedge_x1)),
+    }
+
+
+def coupled_target_runs(
+    theta: npt.ArrayLike, lam: float, eta: float, b: int, streams: int, steps: int, seed, risk_every: int = 10
+) -> dict:
+    """Target SGD and the common-gate process on the same inputs, from one ``theta`` (Section 7.4's coupling).
+
+    Both :func:`sgd_steps` and :func:`common_gate_steps` draw one ``(streams, b)`` batch per update
+    from ``default_rng(seed)``, so with one seed they meet the same inputs; the batches are redrawn
+    here to find each stream's first disagreeing batch. Returns per stream: ``n_dis`` (index of the
+    first update whose batch holds an input with different gates for w_1, w_2 along the SGD path;
+    ``steps`` if none), ``dev_before`` (largest |theta_SGD - theta_cg| over states 0..n_dis),
+    ``dev_after`` (|theta_SGD - theta_cg| at state n_dis + 1; NaN if none), ``n_hit`` (first checked
+    state, every ``risk_every`` updates, with target risk <= 0.4 on the SGD path; -1 if none) and
+    ``cg_min_risk`` (smallest target risk of the common-gate path at the checked states).
+    """
+    steps = V.integer(steps, "steps", 1)
+    risk_every = V.integer(risk_every, "risk_every", 1)
+    b, streams = _sizes(b, streams)
+    paths = {"sgd": np.empty((steps + 1, streams, 6)), "cg": np.empty((steps + 1, streams, 6))}
+
+    def keeper(name):
+        def record(k, th):
+            paths[name][k] = th
+
+        return record
+
+    sgd_steps(theta, "target", lam, eta, b, streams, steps, seed, record=keeper("sgd"))
+    common_gate_steps(theta, lam, eta, b, streams, steps, seed, record=keeper("cg"))
+    rng = _rng(seed)
+    n_dis = np.full(streams, steps)
+    for k in range(steps):
+        x = sample_disk(rng, (streams, b))
+        w = paths["sgd"][k][:, 2:].reshape(streams, 2, 2)
+        pre = np.einsum("sjd,sid->sji", x, w)
+        hit = np.any((pre[..., 0] > 0.0) != (pre[..., 1] > 0.0), axis=1) & (n_dis == steps)
+        n_dis[hit] = k
+    dev = np.max(np.abs(paths["sgd"] - paths["cg"]), axis=2)  # (steps + 1, streams)
+    idx = np.arange(streams)
+    dev_before = np.array([dev[: n_dis[s] + 1, s].max() for s in idx])
+    dev_after = np.where(n_dis < steps, dev[np.minimum(n_dis + 1, steps), idx], np.nan)
+    checked = range(0, steps + 1, risk_every)
+    risk_sgd = np.array([[model.target_risk(paths["sgd"][k, s]) for s in idx] for k in checked])
+    risk_cg = np.array([[model.target_risk(paths["cg"][k, s]) for s in idx] for k in checked])
+    below = risk_sgd <= 0.4
+    n_hit = np.where(np.any(below, axis=0), np.argmax(below, axis=0) * risk_every, -1)
+    return {
+        "n_dis": n_dis,
+        "dev_before": dev_before,
+        "dev_after": dev_after,
+        "n_hit": n_hit,
+        "cg_min_risk": risk_cg.min(axis=0),
+    }

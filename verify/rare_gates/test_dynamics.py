@@ -415,3 +415,42 @@ def test_gate_disagreement_probability(audit):
         "Any d: projection onto span(u, v) has uniform direction (docstring)."
     )
     assert worst <= mpmath.mpf("1e-30")  # 30-digit agreement requested; quadrature runs at 40 digits
+
+
+@claim(
+    "RG-4.contract",
+    reading="(8) read as Section 4's common-gate estimate E[(1{X1>0} U.X - |X|) 1{X1>0} X] = U/2 - q e1, applied at "
+    "a balanced proportional point of amplitude B (U = B e1), and 'contracts transverse separation' as: every "
+    "direction of the separation d_z orthogonal to h (the imbalance (1, -1, 0) and the transverse (0, 0, 1) of "
+    "z = (a, w_x, w_y)) contracts at least at the common-gate rate lambda of Section 4 (v_com = -lambda phi); that "
+    "range is B <= 2q.",
+    fitted={
+        "'transverse' as the w_y coordinate only (Section 4's phi)": "rate -lambda at every B: contraction for all "
+        "B > 0, so B < 2q is not a range but a sufficient condition",
+        "'contracts' as any negative rate of every separation direction": "B < 2(q + lambda) (1.373 at lambda = "
+        "1/20), which contains B < 2q",
+    },
+)
+def test_common_gate_contraction_range(audit):
+    rates = dyn.common_gate_separation_rates()["rates"]
+    trans, imb, shared = rates["transverse"], rates["imbalance"], rates["shared"]
+    at_lambda = sp.solve(sp.Eq(imb, -lam), B)  # imbalance rate equals the transverse -lambda
+    at_zero = sp.solve(sp.Eq(imb, 0), B)
+    Bs, Bt = dyn.clone_amplitude("source"), dyn.clone_amplitude("target")
+    transient = [sp.simplify(imb.subs(B, v)) for v in (Bs, Bt)]
+    audit.ours({k: v for k, v in rates.items()}, label="mean common-gate rates at amplitude B")
+    audit.ours(at_lambda, label="B where the imbalance rate reaches -lambda")
+    audit.ours(at_zero, label="B where the imbalance rate vanishes")
+    audit.ours([v.subs(lam, LAM) for v in transient], label="imbalance rate at B_s and B_t (lambda = 1/20)")
+    audit.evidence(
+        f"SymPy: from the common-gate drift (dyn.common_gate_drift, U/2 - q u) the mean generator at U = B e1 has "
+        f"eigen-directions shared (1, 1, 0): {shared} (zero at B_t: the amplitude law), imbalance (1, -1, 0): {imb}, "
+        f"transverse (0, 0, 1): {trans}. The transverse rate is -lambda at every B; the imbalance rate is at most "
+        f"-lambda iff B <= {at_lambda[0]} = 2q and negative iff B < {at_zero[0]}. Over the transient B in [B_s, B_t] "
+        f"the imbalance rate runs from {transient[0]} to {transient[1]} (< -lambda since B_t < 2q): the estimate "
+        "contracts throughout, as the sentence says. Exact symbolic."
+    )
+    assert sp.simplify(trans + lam) == 0 and not trans.has(B)
+    assert at_lambda == [2 * Q] and sp.simplify(at_zero[0] - 2 * (Q + lam)) == 0
+    assert all(sp.simplify(v + lam).is_negative for v in transient)
+    assert sp.solve(sp.Eq(shared, 0), B) == [Bt]

@@ -694,3 +694,113 @@ def test_disagreement_term_is_a_multiple_of_gamma(audit):
     frac = sp.Symbol("c", positive=True)  # N = c/eta with c < 1: fewer than 1/eta updates
     short = sp.simplify((C * bb * err * Nn / gamma_).subs(Nn, frac / eta))
     assert frac in short.free_symbols  # below 1/eta updates the ratio grows with N eta: the threshold matters
+
+
+# ---------------------------------------------------------------- Appendix 11.1, Theorem 1's union bound, Corollary 5
+
+
+@claim(
+    "RG-11.1.update",
+    reading="s = 1 - eta lambda (the weight-decay factor, lost in conversion) and R_j = f(X_j) - y_j the sample "
+    "residual of the source label; gates evaluated, not differentiated (ReLU off its boundary); a batch of 2 "
+    "symbolic inputs with symbolic gate values and labels.",
+)
+def test_source_ratio_update(audit):
+    su = pf.source_ratio_update()
+    res_a = [sp.expand(su["a_next"][i] - su["paper_a_next"][i]) for i in range(2)]
+    # u_i^+ = w_i^+/a_i^+: with a_i^+ = a_i den_i, the printed u_i^+ holds iff w_i^+ = a_i (numerator_i)
+    res_u = [sp.expand(e) for i in range(2) for e in su["w_next"][i] - su["paper_w_next"][i].applyfunc(sp.cancel)]
+    res_l = pf.rational_residual(su["dl_ratio"] - su["paper_dl_ratio"])
+    # the weight-decay factor matters: s = 1 (no decay) leaves a nonzero residual
+    wrong = pf.rational_residual(su["a_next"][0] - su["paper_a_next"][0].subs(lam, 0))
+    audit.ours(
+        res_a + res_u + [res_l], label="residuals: a_1^+, a_2^+, w_i^+ - a_i num_i (4 components), e^{l_a^+ - l_a}"
+    )
+    audit.evidence(
+        "SymPy: the model's SGD step on (a_i, w_i) (objective (1/2b) sum (f - y)^2 + lambda/2 |theta|^2, w_i = a_i "
+        "u_i, relu(w_i.x) = a_i relu(u_i.x) for a_i > 0) gives a_i^+ = a_i den_i and w_i^+ = a_i num_i (the "
+        "differences expand to 0), so u_i^+ = w_i^+/a_i^+ = num_i/den_i is the printed form, and "
+        "(a_1^+/a_2^+)/(a_1/a_2) equals the ratio of the two brackets, so l_a^+ - l_a is its log. Exact "
+        "symbolic, no tolerance; the numerical counterpart on the model's float64 step is RG-11.1.alloc."
+    )
+    assert all(r == 0 for r in res_a + res_u) and res_l == 0
+    assert wrong != 0
+
+
+@claim(
+    "RG-13.cfmin",
+    reading="'Enlarging constants' read as doubling C so that C covers both the excursion term and the fresh term; "
+    "checked for fixed T, H >= 0 as eta -> 0 (the regime of (4)).",
+)
+def test_fresh_term_absorbed(audit):
+    fa = pf.fresh_term_absorption()
+    lim_pos, lim_zero, lim_neg = fa["limits"]
+    ratio = fa["ratio"]
+    # exact spot checks: c_f = c_* gives ratio eta/(T + H + eta) <= 1 for every eta, T, H
+    at_equal = sp.simplify(ratio.subs(fa["c_f"], pf.c_star))
+    grid = [at_equal.subs({eta: e, pf.T: tt, pf.H: hh}) for e in (sp.Rational(1, 2), sp.Rational(1, 1000))
+            for tt in (0, 7) for hh in (0, 10**6)]  # fmt: skip
+    audit.ours(ratio, label="fresh term / excursion term")
+    audit.ours([lim_pos, lim_zero, lim_neg], label="lim eta->0 for c_f > c_*, = c_*, < c_*")
+    audit.evidence(
+        f"SymPy: C e^{{-c_f/eta}} / [C(1 + (T+H)/eta) e^{{-c_*/eta}}] = {ratio}; as eta -> 0 it tends to "
+        f"{lim_pos} for c_f > c_*, {lim_zero} at c_f = c_* (where it equals {at_equal} <= 1 for every eta), and "
+        f"{lim_neg} for c_f < c_*: the fresh term is absorbed into 2C(1 + (T+H)/eta) e^{{-c_*/eta}} exactly when "
+        "c_* <= c_f, which the proof arranges by reducing c_*. Exact symbolic."
+    )
+    assert lim_pos == 0 and lim_zero == 0 and lim_neg == sp.oo
+    assert all(v <= 1 for v in grid)
+
+
+@claim(
+    "RG-3.level",
+    reading="The conditional confidence on K is 1 minus the bound of (4) with the fresh term: 1 - eps/2 - r(eta), "
+    "where r collects the terms that vanish as eta -> 0 under Corollary 2's conditions (gamma C_0 > 1, taken as "
+    "gamma C_0 = 2). Read as: every level below one is reached (eps = 1 - level, then eta small), level one is not "
+    "(it needs eps = 0, excluded: the burn-in L grows without bound as eps -> 0).",
+)
+def test_confidence_any_level_below_one(audit):
+    levels = (sp.Rational(99, 100), sp.Rational(999, 1000), 1 - sp.Rational(1, 10**9))
+    limits = [pf.conditional_confidence(lv)["limit_at_level"] for lv in levels]
+    one = pf.conditional_confidence(sp.Rational(99, 100))
+    audit.ours(limits, label="lim_{eta->0} confidence at eps = 1 - level, level = 0.99, 0.999, 1 - 1e-9")
+    audit.ours(one["eps_for_one"], label="eps > 0 giving confidence exactly one")
+    audit.evidence(
+        "SymPy: with eps = 1 - level the confidence tends to (1 + level)/2 > level as eta -> 0 "
+        f"({', '.join(sp.sstr(v) for v in limits)}), so every level below one is reached for small eta; "
+        f"confidence one needs eps = 0 (solutions with eps > 0: {one['eps_for_one']}). The 0.99 P(K) > 1% part is "
+        "RG-3.PK99. Exact symbolic."
+    )
+    assert all(lim > lv for lim, lv in zip(limits, levels))
+    assert all(sp.simplify(lim - (1 + lv) / 2) == 0 for lim, lv in zip(limits, levels))
+    assert one["eps_for_one"] == []
+
+
+@claim(
+    "RG-5.cor5",
+    reading="Proposition 6's bound C b Delta_0 min{N, 1/eta} + C(N+1) e^{-c/eta} (Section 7.4) at Delta_0 <= C_e d "
+    "((26), RG-13.etarget) and d <= C_d e^{-lambda T} (RG-5.proj); 'for large T' read as T >= T_0 = "
+    "log(C_e C_d/epsilon_0)/lambda, where the checkpoint meets Proposition 6's entry condition Delta_0 <= epsilon_0.",
+)
+def test_corollary5_bound(audit):
+    c5 = pf.corollary5_from_proposition6()
+    Ce, Cd, eps0 = c5["symbols"]
+    diff = sp.simplify(c5["at_checkpoint"] - c5["corollary5"])
+    entry = c5["entry_time"]
+    # the exponent is lambda, not gamma: a checkpoint decaying at e^{-gamma T} gives a different bound
+    gamma_variant = c5["at_checkpoint"].subs(lam, pf.gamma) - c5["corollary5"]
+    delta_at_entry = sp.simplify((Ce * Cd * sp.exp(-lam * pf.T)).subs(pf.T, entry))
+    audit.ours(diff, label="Proposition 6 at Delta_0 = C_e C_d e^{-lambda T} minus Corollary 5's bound")
+    audit.ours(entry, label="T_0 (Delta_0 <= epsilon_0 for T >= T_0)")
+    audit.evidence(
+        f"SymPy: substituting Delta_0 = C_e C_d e^{{-lambda T}} in Proposition 6's bound gives Corollary 5's display "
+        f"with C' = C C_e C_d (difference {diff}); Delta_0 = epsilon_0 at T_0 = {entry} (Delta_0 there: "
+        f"{delta_at_entry}), and Delta_0 decreases in T, so the entry condition holds for all T >= T_0. The checkpoint "
+        "rate lambda is the source-GF angle rate (RG-5.proj, RG-17.Cs); with a rate gamma != lambda the bound "
+        "differs. The constants are unspecified, so this is the composition; the data side is RG-sim.cor5 and "
+        "RG-sim.T2.saturation (the min{N, 1/eta} factor). Exact symbolic."
+    )
+    assert diff == 0
+    assert sp.simplify(delta_at_entry - eps0) == 0
+    assert sp.simplify(sp.diff(Ce * Cd * sp.exp(-lam * pf.T), pf.T)).is_negative
+    assert sp.simplify(gamma_variant) != 0

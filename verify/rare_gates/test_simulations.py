@@ -1999,10 +1999,27 @@ def test_kappa_below_one_expected(audit, results):
         "that sampled a disagreement, H = 200) and the quadrature of the transient factor (30 digits; its error is "
         "far below the margin)."
     )
+    # 'need not trigger' is negated only by 'always triggers' (share 1): then every run with a disagreement
+    # recovers, k_rec = k_dis, and the Wilson upper bound is exactly 1, so the check fails with certainty
+    audit.evidence(
+        PW.record(
+            audit,
+            1.0 if k_dis > 0 else 0.0,
+            alternative="every sampled disagreement triggers recovery (conditional share 1, the premise of the "
+            "Poisson reference), the only way 'need not trigger' fails",
+            method=f"exact: under share 1 the {k_dis} runs with a disagreement all recover, k_rec = k_dis, whose "
+            "Wilson upper bound is 1, and the check (upper bound < 1) fails with probability 1; the transient "
+            "factor is a deterministic quadrature",
+        )
+    )
     assert hi < 1.0 and factor < 1.0
 
 
 # --- Figure 1 -------------------------------------------------------------------------------------------------
+
+
+FIG1_ANGLE = 1.67e-8  # the paper's Figure 1 checkpoint angle (Appendix 19, 'Trajectory')
+FIG2_OFFSET = 3.9  # the paper's median GD offset c of the Figure 2 line (Appendix 19)
 
 
 @claim(
@@ -2040,8 +2057,38 @@ def test_fig1_slopes(audit, results):
         )
     )
     audit.figure(F.figure1(tr), "rg_fig1")
+    # Why our trajectory's checkpoint angle differs from the paper's 1.67e-8: the draw, not a bug. The paper's own
+    # numbers fit a draw at that angle (its Figure 2 line A^-1 log(1/delta_T) + 3.9 gives its GD time 34.4), which
+    # is a typical T = 400 angle among our draws; the draw of ours nearest it is rerun with the same protocol.
+    a400 = np.asarray(table1["sgd"]["angle"][-1])
+    j = int(np.argmin(np.abs(np.log(a400 / FIG1_ANGLE))))
+    tm = E.trajectory(table1, index=j)
+    m_src = E.log_slope(tm["source_t"], tm["source_angle"], tm["source_t"] >= 100)
+    m_gd = E.log_slope(tm["t"], tm["gd_angle"], (tm["t"] >= 5) & (tm["gd_angle"] < 1e-3))
+    m_sgd = [E.log_slope(tm["t"], a, tm["t"] >= 10) for a in tm["sgd_angle"]]
+    line = math.log(1.0 / FIG1_ANGLE) / A + FIG2_OFFSET
+    audit.ours(
+        f"draw {j}: checkpoint angle {tm['checkpoint_angle']:.3e}, GD hit {tm['gd_hit']:.2f}; slopes source "
+        f"{m_src:.5f}, GD {m_gd:.5f}, SGD {', '.join(f'{v:.5f}' for v in m_sgd)}",
+        label="our draw nearest the paper's checkpoint angle 1.67e-8",
+    )
+    audit.evidence(
+        f"Why the trajectory differs from the paper's (checkpoint angle {tr['checkpoint_angle']:.2g} against 1.67e-8): "
+        f"the setting, not a bug. Figure 1's initialisation is one of the authors' saved draws; ours is our first "
+        f"draw. The paper's numbers are consistent with a draw at 1.67e-8: its Figure 2 line A^-1 log(1/delta_T) + "
+        f"c, c = {FIG2_OFFSET} (Appendix 19), gives {line:.2f} there, its printed GD time 34.4. Among our "
+        f"{a400.size} T = 400 checkpoints, {np.mean(a400 < FIG1_ANGLE):.0%} lie below 1.67e-8 (median "
+        f"{np.median(a400):.2g}): a typical angle (the angle at T is C_s e^{{-lambda T}} with C_s spread over the "
+        f"draws, RG-17.Cs). Our draw {j}, at {tm['checkpoint_angle']:.3g}, reaches risk 0.4 under GD at "
+        f"{tm['gd_hit']:.2f} and gives target slopes GD {m_gd:.5f} and SGD "
+        f"{', '.join(f'{v:.5f}' for v in m_sgd)} (asserted like ours: the target slopes do not depend on the draw); "
+        f"its source slope over the four checkpoints T = 100..400 is {m_src:.5f} (reported: it still carries the "
+        "draw's transient, so the source '-0.0500' depends on the draw)."
+    )
     assert rounds_to(src, "-0.0500") and all(rounds_to(s, "-0.0500") for s in sgd)
     assert abs(gd - 0.5861) <= 1e-3 and abs(gd - A) <= 1e-3
+    assert rounds_to(line, "34.4")
+    assert all(rounds_to(s, "-0.0500") for s in m_sgd) and abs(m_gd - 0.5861) <= 1e-3
 
 
 ABOVE_RESIDUAL = 5.0  # 'well above the line': a GD hitting time at least 5 above A^-1 log(1/delta_T) + c (our reading)
@@ -2102,7 +2149,11 @@ COINCIDE = 0.005  # 'coincide to line width': a spread below 0.5% of the panel's
     reading=READING_OWN + f"; trajectory as in RG-sim.fig1.slopes; 'coincide to line width' read as: at every "
     f"traced time the four streams' log10 angles differ by less than {COINCIDE:.1%} of the range panel (c) shows "
     "(it shares the vertical scale of (b): from the source start to the end of the target run); panel (d), the "
-    "risk, has no stated scale, so its spread is reported, not tested",
+    "risk, has no stated scale, so its spread is reported, not tested. No power statement applies: the claim "
+    "describes the four streams drawn in the figure, not a population quantity, and the check measures the same "
+    "statistic exactly on our own four streams (a replication of the figure, as for any figure panel), so there is "
+    "no estimate whose sampling error could hide a departure; that our four streams stand for the paper's is the "
+    "replication reading, not a test",
 )
 @uses("rare_gates.table1")
 def test_fig1_streams_coincide(audit, results):

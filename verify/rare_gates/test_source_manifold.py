@@ -251,3 +251,56 @@ def test_angular_stationarity(audit):
         "(tolerance 1e-12, rounding)."
     )
     assert worst <= FLOAT_TOL
+
+
+ORIGIN_RADIUS = 1e-3  # |theta| of the float64 spot check: the O(|theta|^3) part of the gradient is ~1e-6 of c|theta|
+ORIGIN_DIRS = 2000  # random directions of the spot check
+ORIGIN_GRID = 2001  # gate angles in [0, pi] for the numerical minimum of the quadratic form
+
+
+@claim(
+    "RG-15.omega",
+    reading="The 'therefore' needs two facts the text leaves implicit: the omega-limit set of a bounded "
+    "gradient-flow trajectory consists of critical points, and the origin is an isolated critical point. Then a "
+    "connected omega-limit set at the single value 1/4 that contains the origin is {0}. We check the second: near "
+    "0, F_s = 1/4 + Phi + O(|theta|^4) with Phi quadratic and separable over units, and |grad Phi|^2 >= c^2 "
+    "|theta|^2 with c > 0 iff det M(alpha) > 0 on [0, pi].",
+)
+def test_origin_isolated_critical_point(audit):
+    og = sm.origin_gradient_form()
+    j0, j1 = og["symbols"]
+    J, g = J_kernel().subs(t, alpha), g_kernel().subs(t, alpha)
+    assert sp.simplify(sp.diff(J, alpha) + g) == 0  # j1 = J' = -g
+    identity = sp.expand(og["det"] - ((lam**2 - j0**2) ** 2 + j1**2 * (lam**2 + j0**2)))
+    on_kernel = {j0: J, j1: -g}
+    ends = [sp.factor(og["det"].subs({k: v.subs(alpha, a) for k, v in on_kernel.items()})) for a in (0, sp.pi)]
+    # det M > 0 on [0, pi] for lambda in (0, 1/2): g > 0 inside; J(0) = 1/2, J(pi) = 0 at the ends
+    at_half = og["det"].subs({lam: sp.Rational(1, 2), j0: J.subs(alpha, 0), j1: 0})
+    Mf = sp.lambdify(alpha, og["M"].subs(on_kernel).subs(lam, LAM), "numpy")
+    eig = [float(np.linalg.eigvalsh(np.array(Mf(a), dtype=float))[0]) for a in np.linspace(0.0, np.pi, ORIGIN_GRID)]
+    c = math.sqrt(min(eig))
+    rng = np.random.default_rng(15_2626)
+    dirs = rng.standard_normal((ORIGIN_DIRS, 6))
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    ratios = [
+        float(np.linalg.norm(model.objective_grad(ORIGIN_RADIUS * d, "source", float(LAM)))) / ORIGIN_RADIUS
+        for d in dirs
+    ]
+    audit.ours(og["Phi"], label="quadratic part Phi of F_s - 1/4 (one unit at gate angle alpha)")
+    audit.ours(ends, label="det M at alpha = 0 and pi")
+    audit.ours(f"{c:.5f}", label="c = min over alpha of sqrt(smallest eigenvalue of M), lambda = 1/20")
+    audit.ours(f"{min(ratios):.5f}", label=f"min |grad F_s|/|theta| at |theta| = {ORIGIN_RADIUS:g} (float64 model)")
+    audit.evidence(
+        "SymPy: scaling theta -> eps theta in the source objective gives Phi = lambda (a^2 + r^2)/2 - a r J(alpha) "
+        "per unit; in the frame (d/da, d/dr, r^{-1} d/dalpha) its gradient is (lambda a - r J, lambda r - a J, a g), "
+        f"so |grad Phi|^2 = (a, r) M (a, r)^T with det M = (lambda^2 - J^2)^2 + g^2 (lambda^2 + J^2) (difference "
+        f"{identity}). g > 0 on (0, pi), and at the ends det M = {ends[0]} and {ends[1]}: positive for lambda in "
+        f"(0, 1/2), so the origin is an isolated critical point. At lambda = 1/2 the step fails: det M(0) = {at_half} "
+        "(a ray of critical points a = r along e1, with value 1/4 = lambda - lambda^2 there). Numerically (lambda = "
+        f"1/20, {ORIGIN_GRID} angles) c = {c:.4f}; the float64 gradient of the model at |theta| = {ORIGIN_RADIUS:g} "
+        f"in {ORIGIN_DIRS} random directions has |grad F_s|/|theta| >= {min(ratios):.4f} >= c (1 - 1e-3)."
+    )
+    assert identity == 0 and og["Phi_residual"] == 0
+    assert sp.simplify(ends[0] - (lam**2 - sp.Rational(1, 4)) ** 2) == 0 and sp.simplify(ends[1] - lam**4) == 0
+    assert at_half == 0 and c > 0
+    assert min(ratios) >= c * (1 - 1e-3)
