@@ -38,6 +38,10 @@ def test_listing_names_every_multipath_experiment():
         "window",
         "peak",
         "supercritical",
+        "fig1_members",
+        "hetero_members",
+        "three_members",
+        "warmup_members",
     }
 
 
@@ -117,3 +121,48 @@ def test_rank_p_under_perturb_draws_another_ensemble(monkeypatch):
 def test_bad_sizes_are_refused_naming_the_size(overrides, message):
     with pytest.raises(ValueError, match=message):
         E.sizes_with("quick", overrides)
+
+
+ENS_SMALL = {
+    "mp_fig1_steps": 20_000,
+    "mp_fig1_scales": 1,
+    "mp_fig1_draws": 2,
+    "mp_hetero_ens_steps": 3001,
+    "mp_hetero_draws": 1,
+}
+
+
+def test_ensemble_cells_equal_the_direct_members():
+    got = run_sweep(_exp("multipath.fig1_members"), "quick", ENS_SMALL, progress=False).result()
+    assert set(got) == {1.8, *E.GAMMA_EOS, "bal"}
+    direct = E.fig1_members(2.8, 20_000, 1, 2)
+    assert equal(got[2.8], direct) and got[2.8]["sigma_end"].shape == (2, 2)
+    assert np.allclose(got[2.8]["u"][:, 1], E.asymmetries(2, 2)[:, 1])  # members: scales (outer) x draws (inner)
+    het = run_sweep(_exp("multipath.hetero_members"), "quick", ENS_SMALL, progress=False).result()
+    assert len(het) == 25 and equal(het[(7, 3)], E.hetero_members(7, 3, 3001, 1))
+    assert het[(3, 7)]["opt"] == E.hetero_pair(3, 7, 10)["opt"]
+    three = _exp("multipath.three_members").cells(E.sizes("quick"))
+    assert [(p["kwargs"]["L"], p["kwargs"]["gamma"]) for p in three] == [
+        (3, 1.0), (3, 2.5), (5, 1.0), (5, 2.5), (10, "bal"), (20, "bal")
+    ]  # fmt: skip
+    warm = _exp("multipath.warmup_members").cells(E.sizes("quick"))
+    assert [p["kwargs"]["scale"] for p in warm] == list(E.WARMUP_ENS_GRID)
+
+
+def test_member_summary_reads_the_run():
+    run = E.svs([5, 5], [1.0], 2.8 / 5, [1e-3, 7e-4], 200_000, record_every=21, tol=E.TOL_R)
+    m = ens.member_summary(run)
+    s = run.sigma[:, :, 0]
+    k = int(np.argmax(s.sum(axis=1) >= 0.9))
+    assert np.array_equal(m["sigma90"], s[k]) and m["peak"] == float(np.nanmax(run.sharpness[:, 0]))
+    assert m["state"] == ens.end_state(run, 2) == "re-balanced" and m["converged"] and not m["flipped"]
+    assert m["gap_end"] == float(abs(s[-1, 0] - s[-1, 1])) and m["gap_late"] >= m["gap_end"]
+    assert E._odd_stride(20_000) % 2 == 1 and E._odd_stride(10**8) % 2 == 1
+
+
+def test_ensemble_verdict_and_its_power():
+    v = ens.verdict([True] * 17 + [False])
+    assert v["k"] == 17 and not v["holds"] and 0.8 < v["power"] <= 1  # 17/18: CP lower bound 0.727 < 0.8
+    assert ens.verdict([True] * 18)["holds"]
+    assert ens.established(8, 8) and not ens.established(7, 8)
+    assert ens.cp_text(0, 4) == "0/4 [0.000, 0.602]"

@@ -22,7 +22,8 @@ Results (each function's docstring has its doctest; L is a symbol unless stated)
 - Lemma E.9, Eq. (64): r' = -r + beta r + A r^2 - B r^3 + O(r^4) (:func:`normal_form`);
 - beyond the text: the sharpness moves with the residual, beta(t+1) - beta(t) = 4 A(t) r(t) + O(r^2)
   (:func:`sharpness_shift`), so |beta| <= C r^2 (Hypothesis E.10) cannot hold at two
-  consecutive small-residual steps (:func:`two_step_under_bracketing` gives (65) when it does hold);
+  consecutive small-residual steps: the constant both steps need is >= 2A/|r| + O(1)
+  (:func:`bracketing_consecutive`; :func:`two_step_under_bracketing` gives (65) when it does hold);
   on a GD two-cycle beta(t) = -2 A r(t) + O(r^2) and
   r(t) + r(t+1) = -A r(t)^2 + O(r^3), the opposite sign of (65) (:func:`two_cycle`);
 - the two-step transverse multiplier (Section E.5): frozen (kappa fixed) it is
@@ -293,6 +294,42 @@ def sharpness_shift(Hn: int = 2) -> dict:
     dbeta = sp.expand(sp.series(-eta * (lam_next - lam), r, 0, 2).removeO())
     A_ = eta**2 / 2 * L * (L - 1) * sum(ah ** (3 * L - 4) for ah in a)
     return {"r0": _z(dbeta.coeff(r, 0), a), "residual": _z(dbeta.coeff(r, 1) - 4 * A_, a)}
+
+
+def bracketing_consecutive(Hn: int = 2) -> dict:
+    """Hypothesis E.10 (ii) at two consecutive steps forces |r(t)| >= 2A/C_beta + O(r): no fixed C_beta as r -> 0.
+
+    From (54): beta(t+1) - beta(t) = 4 A r - D r^2 + O(r^3) with D = 6 (2L-3)/(L-2) B (``shift2_residual`` 0,
+    pathway variables, symbolic L). Suppose |beta(t)| <= C r^2 and |beta(t+1)| <= C r'^2; write beta(t) = b r^2
+    (|b| <= C), so r' = -r + A r^2 + (b - B) r^3 + O(r^4) by (64). Then b' := beta(t+1)/r'^2 has the Laurent series
+    ``b_next`` = 4A/r + (b + 8A^2 - D) + O(r), and C >= max(|b|, |b'|) >= |b' - b|/2 = 2A/|r| + O(1): the smallest
+    constant that serves both steps times |r| tends to ``c_times_r`` = 2A > 0 (the limit of r (b' - b)/2 as
+    r -> 0+). So E.10 (ii) cannot hold at two consecutive steps with 0 < |r| < 2A/C_beta (to leading order), and a
+    fixed C_beta cannot serve a residual that shrinks.
+
+    >>> bc = bracketing_consecutive(2)
+    >>> bc["shift1_residual"], bc["shift2_residual"], bc["c_times_r"], bc["b_next_lead"]
+    (0, 0, 2*A, 4*A)
+    """
+    a = _pathways(Hn)
+    lam = L * sum(ah ** (2 * L - 2) for ah in a)
+    lam_next = L * sum((ah * (1 - eta * r * ah ** (L - 2))) ** (2 * L - 2) for ah in a)
+    dbeta = sp.expand(sp.series(-eta * (lam_next - lam), r, 0, 3).removeO())
+    A_ = eta**2 / 2 * L * (L - 1) * sum(ah ** (3 * L - 4) for ah in a)
+    B_ = eta**3 / 6 * L * (L - 1) * (L - 2) * sum(ah ** (4 * L - 6) for ah in a)
+    D_of_B = 6 * (2 * L - 3) / (L - 2)  # D = D_of_B * B
+    b, B = sp.symbols("b B", real=True)
+    r1 = -r + A * r**2 + (b - B) * r**3
+    beta_next = b * r**2 + 4 * A * r - D_of_B * B * r**2
+    b_next = sp.series(beta_next / r1**2, r, 0, 1).removeO()
+    lead = sp.limit(r * (b_next - b) / 2, r, 0, "+")
+    return {
+        "shift1_residual": _z(dbeta.coeff(r, 1) - 4 * A_, a),
+        "shift2_residual": _z(dbeta.coeff(r, 2) + D_of_B * B_, a),
+        "b_next_lead": sp.expand(b_next * r).subs(r, 0),
+        "b_next_const": sp.simplify(sp.expand(b_next).coeff(r, 0)),
+        "c_times_r": sp.simplify(lead),
+    }
 
 
 def two_step_under_bracketing() -> dict:

@@ -43,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
+from .. import stats as nstats
 from ..cli_support import Parser, UsageError, check_cost, int_arg, real_arg, run_main
 from ..validation import integer
 from . import gd
@@ -202,6 +203,115 @@ def _fmt(f: dict) -> str:
     return f"{f['k']}/{f['n']} = {f['fraction']:.3f} [{f['ci'][0]:.3f}, {f['ci'][1]:.3f}]"
 
 
+# --- ensembles of mode-recursion runs (initial scales x seeded pathway asymmetries) ---------------------------
+# Shared by verify/multipath/test_window.py and test_simulations.py: the end-state classifier of one run, the
+# per-member summary that the ensemble cells of numerics.multipath.experiments return, and the verdict rule.
+
+STATES = ("re-balanced", "converged inside", "thrown back", "sign flip", "not arrived", "diverged", "other")
+BOUNDARY = (0.97, 1 + 1e-9)  # 'on the stopping boundary': lambda eta/2 in this range (MP-sim.fig1.eos, its 3%)
+COLLAPSED = 1e-3  # 'thrown back': every sigma_h1 below this at the end, after an overshoot (MP-sim.fig10.deep)
+MAJORITY = 0.5  # an outcome is established for a setting when its 95% CP lower bound exceeds 1/2
+THRESHOLD = 0.8  # a claimed behaviour holds on an ensemble when its 95% CP lower bound is >= 0.8
+ALTERNATIVE = 0.75  # ... against the alternative that it fails in a quarter of the starts
+
+
+def end_state(run: gd.SVSRun, H: int, sigma_star: float = 1.0) -> str:
+    """One member's end state (one of :data:`STATES`) from its last record, mode 0, ``H`` pathways.
+
+    ``re-balanced``: converged (every |r| below the run's tol) at the balanced point (every sigma_h within 1% of
+    sigma_*/H) or on the stopping boundary (lambda eta/2 in :data:`BOUNDARY`); ``converged inside``: converged
+    below it; ``thrown back``: not converged, overshot (r > 0 once) and every sigma_h below :data:`COLLAPSED`
+    sigma_*; ``not arrived``: never overshot; ``sign flip``, ``diverged``; ``other`` otherwise.
+    """
+    s = run.final_sigma[:, 0]
+    eta = run.config["eta"] if run.config["eta"] != "schedule" else run.config["eta_first_last"][1]
+    ratio = run.final_sharpness * eta / 2
+    if run.status == gd.STATUS_DIVERGED:
+        return "diverged"
+    if run.flipped:
+        return "sign flip"
+    if run.converged:
+        balanced = np.abs(s - sigma_star / H).max() <= 0.01 * sigma_star
+        if balanced or BOUNDARY[0] <= ratio <= BOUNDARY[1]:
+            return "re-balanced"
+        return "converged inside" if ratio < BOUNDARY[0] else "other"
+    if run.first_overshoot[0] < 0:
+        return "not arrived"
+    return "thrown back" if s.max() < COLLAPSED * sigma_star else "other"
+
+
+def member_summary(run: gd.SVSRun, sigma_star: float = 1.0) -> dict:
+    """The features of one run (mode 0) that the ensemble checks read, so that a cell stores no trajectory.
+
+    ``sigma_end`` (H,), ``ratio_end`` (lambda eta/2 at the end, eta the last step), ``lam_r0`` (lambda (13) at the
+    end values with r = 0), ``r_end`` (|r| at the end), ``sigma90`` (H,: the values at the first record with
+    sum_h sigma_h >= 0.9 sigma_*, NaN if none), ``peak`` (largest recorded sharpness), ``gap_end`` and ``gap_late``
+    (max_h sigma_h - min_h sigma_h at the end, and its largest value over the records from t_end/10 on),
+    ``first_overshoot``, ``amin`` (largest over h of the smallest a_h after it), ``steps``, ``status``,
+    ``converged``, ``flipped``, ``state`` (:func:`end_state`). Recorded quantities are as good as the run's
+    record stride: an odd stride samples both phases of a period-two (and every phase of a period-2^k) orbit.
+    """
+    s = run.sigma[:, :, 0]
+    total = s.sum(axis=1)
+    k90 = np.flatnonzero(total >= 0.9 * sigma_star)
+    eta = run.config["eta"] if run.config["eta"] != "schedule" else run.config["eta_first_last"][1]
+    gaps = s.max(axis=1) - s.min(axis=1)
+    late = int(np.searchsorted(run.t, run.t[-1] // 10))
+    depths = run.config["depths"]
+    return {
+        "sigma_end": s[-1].copy(),
+        "ratio_end": run.final_sharpness * eta / 2,
+        "lam_r0": gd.mode_sharpness(np.abs(s[-1]), depths) if np.all(np.isfinite(s[-1])) else np.nan,
+        "r_end": float(abs(run.residual[-1, 0])),
+        "sigma90": s[k90[0]].copy() if k90.size else np.full(s.shape[1], np.nan),
+        "peak": float(np.nanmax(run.sharpness[:, 0])),
+        "gap_end": float(gaps[-1]),
+        "gap_late": float(np.max(gaps[late:])),
+        "first_overshoot": int(run.first_overshoot[0]),
+        "amin": float(run.amin_after_overshoot[:, 0].max()),
+        "steps": int(run.steps),
+        "status": int(run.status),
+        "converged": bool(run.converged),
+        "flipped": bool(run.flipped),
+        "state": end_state(run, s.shape[1], sigma_star),
+    }
+
+
+def stack(rows: list[dict]) -> dict[str, np.ndarray]:
+    """Member summaries (:func:`member_summary`, plus any keys added) as arrays, members along axis 0."""
+    return _stack(rows)
+
+
+def established(k: int, n: int) -> bool:
+    """The outcome is established: the 95% Clopper-Pearson lower bound of k/n exceeds :data:`MAJORITY`."""
+    return nstats.clopper_pearson_interval(k, n)[0] > MAJORITY
+
+
+def cp_text(k: int, n: int) -> str:
+    """``k/n [lo, hi]`` with the 95% Clopper-Pearson interval."""
+    lo, hi = nstats.clopper_pearson_interval(k, n)
+    return f"{k}/{n} [{lo:.3f}, {hi:.3f}]"
+
+
+def verdict(flags: npt.ArrayLike, threshold: float = THRESHOLD, p_alt: float = ALTERNATIVE) -> dict:
+    """A claimed behaviour on an ensemble: :func:`fraction` of ``flags``, ``holds`` (95% CP lower bound >=
+    ``threshold``), ``power`` (:func:`lower_bound_power` against a true fraction ``p_alt``) and ``text``.
+
+    >>> v = verdict([True] * 20)
+    >>> v["holds"], round(v["power"], 3), v["text"]
+    (True, 0.997, '20/20 [0.832, 1.000]')
+    """
+    f = fraction(flags)
+    return {
+        **f,
+        "holds": f["ci"][0] >= threshold,
+        "power": lower_bound_power(f["n"], threshold, p_alt),
+        "threshold": threshold,
+        "p_alt": p_alt,
+        "text": cp_text(f["k"], f["n"]),
+    }
+
+
 # The command refuses an ensemble estimated to run longer than RUN_LIMIT_S: measured on a shared
 # 2-core x86 machine, both ensembles take about 0.32 s a frame (--frames 32: 12.6 s, 128: 43 s,
 # with 2.5 s of start-up); the estimate takes 0.5 s a frame plus 3 s.
@@ -255,7 +365,14 @@ if __name__ == "__main__":
 
 __all__ = [
     "SEED",
+    "STATES",
     "classify",
+    "cp_text",
+    "end_state",
+    "established",
+    "member_summary",
+    "stack",
+    "verdict",
     "fraction",
     "lower_bound_power",
     "haar_frame",

@@ -77,6 +77,11 @@ class Sizes:
     mp_window_steps: int = 500_000  # step budget of the fixed-fraction window runs (H = 4; they stop at |r| < 1e-12)
     mp_window_draws: int = 8  # random pathway asymmetries per initial scale of the window runs
     mp_super_draws: int = 4  # random asymmetries per initial scale of the eta > 2/lambda_min runs (H = 2)
+    mp_fig1_draws: int = 9  # random asymmetries per initial scale of the Figure 1-2 ensembles (members: scales x draws)
+    mp_hetero_draws: int = 3  # random asymmetries per initial scale of the Section 5.3 ensembles
+    mp_hetero_ens_steps: int = 400_000  # steps of a Section 5.3 ensemble member (each is within 0.01 by ~2e5)
+    mp_three_draws: int = 3  # random asymmetries per initial scale of the Figure 10 ensembles (H = 3)
+    mp_warmup_draws: int = 6  # random asymmetries per initial scale of the warm-up ensembles (H = 4)
 
 
 PROFILES = {
@@ -86,7 +91,8 @@ PROFILES = {
                    mp_ensemble=32, mp_bound_examples=40, mp_manifold_examples=25),
     "full": Sizes(mp_fig1_steps=100_000_000, mp_fig1_scales=3, mp_hetero_steps=10_000_000, mp_warmup_ramp=1_000_000,
                   mp_ensemble=256, mp_bound_examples=300, mp_manifold_examples=200,
-                  mp_window_steps=2_000_000, mp_window_draws=32, mp_super_draws=16),
+                  mp_window_steps=2_000_000, mp_window_draws=32, mp_super_draws=16, mp_fig1_draws=24,
+                  mp_hetero_draws=8, mp_hetero_ens_steps=4_000_000, mp_three_draws=12, mp_warmup_draws=16),
 }  # fmt: skip
 
 
@@ -143,8 +149,9 @@ def full(Ws, M_star, eta, n_steps, perturb: float = 0.0, **kw) -> gd.FullRun:
 def fig1_run(scale: float, gamma: float | str, steps: int, perturb: float = 0.0) -> gd.SVSRun:
     """Figures 1-2: L = 20, H = 2, alpha = (scale, 0.9 scale), eta S_1 = ``gamma`` ('bal': eta = 2/lambda_1^min).
 
-    Runs with a numeric gamma stop at |r| < 1e-12 and record every max(20, steps / 3e5) steps (20
-    resolves the transient); the balanced run uses its whole budget, recorded every steps / 2e5.
+    Runs with a numeric gamma stop at |r| < 1e-12 and record every max(21, steps / 3e5) steps, made odd (21
+    resolves the transient; an odd stride samples both phases of a period-two orbit, so recorded peaks are
+    not one phase's); the balanced run uses its whole budget, recorded every steps / 2e5.
     ``gamma = 'coarse'`` is the sensitivity run :data:`COARSE` (``scale`` and ``steps`` ignored).
     """
     alphas = lambda a: [a, ASYM * a]  # noqa: E731
@@ -153,8 +160,9 @@ def fig1_run(scale: float, gamma: float | str, steps: int, perturb: float = 0.0)
         return svs([L20, L20], [SIG], g / S1, alphas(a), n, perturb, record_every=10**6, tol=TOL_R)
     if gamma == "bal":
         return svs([L20, L20], [SIG], ETA_BAL, alphas(scale), steps, perturb, record_every=max(1, steps // 200_000))
-    every = max(20, steps // 300_000)
-    return svs([L20, L20], [SIG], float(gamma) / S1, alphas(scale), steps, perturb, record_every=every, tol=TOL_R)
+    return svs(
+        [L20, L20], [SIG], float(gamma) / S1, alphas(scale), steps, perturb, record_every=_odd_stride(steps), tol=TOL_R
+    )
 
 
 def three_pathway_runs(L: int, gamma: float | str = "bal", perturb: float = 0.0) -> list[gd.SVSRun]:
@@ -336,3 +344,92 @@ def peak_runs(L: int, steps: int, draws: int, perturb: float = 0.0) -> dict[str,
             rows["max_rising"].append(float(np.max(lam[r <= 0], initial=0.0)))
             rows["converged"].append(bool(run.converged))
     return {**{k: np.array(v) for k, v in rows.items()}, "S1": L * SIG ** (2 - 2 / L)}
+
+
+# --- the simulation claims of Sections 5-6 and Figures 1-2, 4, 8, 10 as ensembles -------------------------------
+# Members: initial scales (outer) x the first ``draws`` seeded asymmetries of :func:`asymmetries` (inner),
+# alpha_h = alpha_0 u_h (u_1 = 1, u_h ~ U(0.5, 1)), as the window runs. Each cell returns the members' summaries
+# (:func:`numerics.multipath.ensembles.member_summary`), not their trajectories.
+PHASE_STRIDE = 21  # the Figure 1-2 members record every 21 steps: odd, so both phases of a two-cycle are sampled
+WARMUP_ENS_GRID = (1e-4, 1e-6, 1e-8)  # alpha_0 of the warm-up ensembles: constant-step flips set in below ~3e-5
+
+
+def _odd_stride(steps: int) -> int:
+    """The Figure 1-2 record stride: max(PHASE_STRIDE, steps / 3e5), made odd."""
+    return max(PHASE_STRIDE, steps // 300_000) | 1
+
+
+def _member(run: gd.SVSRun, a0: float, u: np.ndarray) -> dict:
+    return ens.member_summary(run, SIG) | {"alpha0": float(a0), "u": u.copy()}
+
+
+def fig1_members(gamma: float | str, steps: int, scales: int, draws: int, perturb: float = 0.0) -> dict:
+    """Figures 1-2 as an ensemble: L = 20, H = 2 at eta S_1 = ``gamma`` ('bal': eta = 2/lambda_1^min).
+
+    Members: the first ``scales`` of :data:`FIG1_SCALES` x ``draws`` asymmetries, alpha = (alpha_0, alpha_0 u_2).
+    A numeric gamma stops at |r| < 1e-12 and records every :func:`_odd_stride` steps; 'bal' runs all ``steps``,
+    recorded every steps/2000 (odd).
+    """
+    scales = integer(scales, "scales", 1)
+    if scales > len(FIG1_SCALES):
+        raise ValueError(f"scales must be an integer from 1 to {len(FIG1_SCALES)}; got {scales!r}")
+    rows = []
+    for a0 in FIG1_SCALES[:scales]:
+        for u in asymmetries(draws, H2):
+            if gamma == "bal":
+                run = svs([L20, L20], [SIG], ETA_BAL, a0 * u, steps, perturb, record_every=max(1, steps // 2000) | 1)
+            else:
+                eta = float(gamma) / S1
+                run = svs([L20, L20], [SIG], eta, a0 * u, steps, perturb, record_every=_odd_stride(steps), tol=TOL_R)
+            rows.append(_member(run, a0, u))
+    return ens.stack(rows)
+
+
+def hetero_members(L1: int, L2: int, steps: int, draws: int, perturb: float = 0.0) -> dict:
+    """Section 5.3 as an ensemble: depths (L1, L2) at eta* of the optimal allocation (18), ``steps`` steps.
+
+    Members: :data:`HETERO_SCALES` x ``draws`` asymmetries, alpha = (alpha_0, alpha_0 u_2): pathway 1 (depth L1)
+    starts larger, so over the ordered pairs (L1, L2) and (L2, L1) either the shallow or the deep pathway is
+    favoured. Records every steps/20000 (odd). ``opt`` = (sigma_1, sigma_2, lambda, eta*) as in :func:`hetero_pair`.
+    """
+    al = ns.optimal_allocation([L1, L2], SIG, 30)
+    eta = float(al.eta_star)
+    every = max(1, steps // 20000) | 1
+    rows = [
+        _member(svs([L1, L2], [SIG], eta, a0 * u, steps, perturb, record_every=every), a0, u)
+        for a0 in HETERO_SCALES
+        for u in asymmetries(draws, 2)
+    ]
+    return {**ens.stack(rows), "opt": (float(al.sigmas[0]), float(al.sigmas[1]), float(al.lam), eta)}
+
+
+def three_pathway_members(L: int, gamma: float | str, draws: int, perturb: float = 0.0) -> dict:
+    """Figure 10 as an ensemble: H = 3, depth L, eta = 2/lambda_1^min ('bal', all 2e6 steps) or eta S_1 = ``gamma``
+    (stopped at |r| < 1e-12). Members: :data:`THREE_PATHWAY_GRID` x ``draws`` asymmetries (u_1 = 1); ``eta``."""
+    L = integer(L, "L", 3)
+    eta = 2 / float(ns.lambda_min(3, L, SIG, 30)) if gamma == "bal" else float(gamma) / (L * SIG ** (2 - 2 / L))
+    n, tol = THREE_PATHWAY_STEPS, (0.0 if gamma == "bal" else TOL_R)
+    rows = [
+        _member(svs([L] * 3, [SIG], eta, a0 * u, n, perturb, record_every=n, tol=tol), a0, u)
+        for a0 in THREE_PATHWAY_GRID
+        for u in asymmetries(draws, 3)
+    ]
+    return {**ens.stack(rows), "eta": eta}
+
+
+def warmup_members(scale: float, ramp: int, draws: int, perturb: float = 0.0) -> dict[str, dict]:
+    """Section 6's warm-up as an ensemble at alpha_0 = ``scale``: H = 4, L = 5, alpha_h = scale u_h, ``draws``
+    asymmetries; schedules ``const``, ``warm`` and ``short`` of :func:`warmup_runs` (compensated arithmetic)."""
+    H, L, eta = WARMUP_H, WARMUP_L, warmup_eta()
+    n = ramp + WARMUP_AFTER
+    sched = {
+        "const": eta,
+        "warm": gd.warmup_schedule(eta, n, 0, ramp, 0.5 / L),
+        "short": gd.warmup_schedule(eta, n, 0, WARMUP_SHORT, 0.5 / L),
+    }
+    out: dict[str, list] = {k: [] for k in sched}
+    for u in asymmetries(draws, H):
+        for k, e in sched.items():
+            run = svs([L] * H, [SIG], e, scale * u, n, perturb, record_every=n, tol=TOL_R)
+            out[k].append(_member(run, scale, u))
+    return {k: ens.stack(v) for k, v in out.items()}

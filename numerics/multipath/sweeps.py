@@ -15,6 +15,10 @@ experiment                      cells                                 paper
 ``multipath.chain``             depth L (3 steps x 40 starts)         Figure 6
 ``multipath.warmup``            initial scale (4 schedules)           Section 6 (warm-up)
 ``multipath.rank_p``            (ensemble, 16 members), identity run  Section 6, Eq. (24)
+``multipath.fig1_members``      eta S_1 (scales x asymmetries)        Figures 1-2, Section 5.1
+``multipath.hetero_members``    (L1, L2) (scales x asymmetries)       Figures 4, 8, Section 5.3
+``multipath.three_members``     (L, eta) (scales x asymmetries)       Figure 10
+``multipath.warmup_members``    alpha_0 (asymmetries, 3 schedules)    Section 6 (warm-up)
 ==============================  ====================================  ===========================
 
 >>> len(EXPERIMENTS["multipath.fig1"].cells(E.sizes("quick")))  # 2 scales x 8 steps, and the coarse run
@@ -52,6 +56,7 @@ _CALLS = frozenset(
     }
 )
 ENSEMBLE_CELL = 16  # ensemble members per cell
+GAMMA_FIG2_SMALL = 1.8  # Figure 2's left panel (eta S_1 < 2), the small-step members of the Figure 1-2 ensembles
 
 
 def compute(params: dict) -> Any:
@@ -87,9 +92,8 @@ def _keyed(key: str):
 
 
 def _three_pathway_cells(_z: E.Sizes) -> list[dict]:
-    cells = [call_cell("three_pathway_runs", L=L) for L in E.THREE_PATHWAY_DEPTHS]
-    panels = [(L, g) for L in E.THREE_PATHWAY_PANEL_DEPTHS for g in E.THREE_PATHWAY_PANELS]
-    return cells + [call_cell("three_pathway_runs", L=L, gamma=g) for L, g in panels]
+    """The balanced-step runs at L = 3 and 5 (the other panels and the deep depths: ``multipath.three_members``)."""
+    return [call_cell("three_pathway_runs", L=L) for L in E.THREE_PATHWAY_PANEL_DEPTHS]
 
 
 def _three_pathway_assemble(_z, params: list[dict], values: list) -> dict:
@@ -162,8 +166,7 @@ EXPERIMENTS = call_experiments(
         ),
         (
             "three_pathways",
-            "Figure 10: H = 3 at eta = 2/lambda_1^min (L = 3, 5, 10, 20) and at eta S_1 = 1, 2.5 (L = 3, 5), 7 scales, "
-            "2e6 steps",
+            "Figure 10: H = 3 at eta = 2/lambda_1^min (L = 3, 5), 7 scales, 2e6 steps",
             _three_pathway_cells,
             _three_pathway_assemble,
         ),
@@ -261,6 +264,70 @@ EXPERIMENTS = {
                 "2 initial scales x random asymmetries, 2e5 steps (sizes: mp_super_draws)",
                 _super_cells,
                 _pair_assemble("L", "excess"),
+            ),
+        ],
+    ),
+}
+
+
+# --- appended: the simulation claims of Sections 5-6 and Figures 1-2, 4, 8, 10 as ensembles ----------------------
+_CALLS = _CALLS | {"fig1_members", "hetero_members", "three_pathway_members", "warmup_members"}
+
+
+def _three_member_cells(z: E.Sizes) -> list[dict]:
+    panels = [(L, g) for L in E.THREE_PATHWAY_PANEL_DEPTHS for g in E.THREE_PATHWAY_PANELS]
+    deep = [(L, "bal") for L in E.THREE_PATHWAY_DEPTHS if L not in E.THREE_PATHWAY_PANEL_DEPTHS]
+    return [call_cell("three_pathway_members", L=L, gamma=g, draws=z.mp_three_draws) for L, g in panels + deep]
+
+
+EXPERIMENTS = {
+    **EXPERIMENTS,
+    **call_experiments(
+        "multipath",
+        E.sizes_with,
+        compute,
+        CODE_MODULES,
+        [
+            (
+                "fig1_members",
+                "Figures 1-2, Section 5.1 as ensembles: L = 20, H = 2 at eta S_1 = 1.8, 2.2-3.5 and eta = "
+                "2/lambda_min, initial scales x random asymmetries (sizes: mp_fig1_steps, mp_fig1_scales, "
+                "mp_fig1_draws)",
+                lambda z: [
+                    call_cell(
+                        "fig1_members", gamma=g, steps=z.mp_fig1_steps, scales=z.mp_fig1_scales, draws=z.mp_fig1_draws
+                    )
+                    for g in (GAMMA_FIG2_SMALL, *E.GAMMA_EOS, "bal")
+                ],
+                _keyed("gamma"),
+            ),
+            (
+                "hetero_members",
+                "Figures 4, 8, Section 5.3 as ensembles: 25 depth pairs at their eta*, 2 initial scales x random "
+                "asymmetries (sizes: mp_hetero_ens_steps, mp_hetero_draws)",
+                lambda z: [
+                    call_cell("hetero_members", L1=a, L2=b, steps=z.mp_hetero_ens_steps, draws=z.mp_hetero_draws)
+                    for a in E.HETERO_DEPTHS
+                    for b in E.HETERO_DEPTHS
+                ],
+                _pair_assemble("L1", "L2"),
+            ),
+            (
+                "three_members",
+                "Figure 10 as ensembles: H = 3 at eta S_1 = 1, 2.5 (L = 3, 5) and eta = 2/lambda_1^min (L = 10, 20), "
+                "7 initial scales x random asymmetries, 2e6 steps (sizes: mp_three_draws)",
+                _three_member_cells,
+                _pair_assemble("L", "gamma"),
+            ),
+            (
+                "warmup_members",
+                "Section 6 (warm-up) as ensembles: H = 4, L = 5, constant step, warm-up and short warm-up from 3 "
+                "initial scales x random asymmetries (sizes: mp_warmup_ramp, mp_warmup_draws)",
+                lambda z: [
+                    call_cell("warmup_members", scale=a, ramp=z.mp_warmup_ramp, draws=z.mp_warmup_draws)
+                    for a in E.WARMUP_ENS_GRID
+                ],
+                _keyed("scale"),
             ),
         ],
     ),

@@ -21,6 +21,7 @@ import sympy as sp
 
 from derivations.multipath import leaf as dl
 from numerics import stats
+from numerics.multipath import ensembles as ens
 from numerics.multipath import experiments as E
 from numerics.multipath import gd
 from numerics.multipath import sharpness as ns
@@ -28,44 +29,16 @@ from numerics.multipath import wcr as nw
 from numerics.multipath.experiments import SIG, TOL_R
 from verify.audit import claim, discrepancy, paper_claim, uses
 
-STATES = ("re-balanced", "converged inside", "thrown back", "sign flip", "not arrived", "diverged", "other")
-BOUNDARY = (0.97, 1 + 1e-9)  # 'on the stopping boundary': lambda eta/2 in this range (MP-sim.fig1.eos, its 3%)
-COLLAPSED = 1e-3  # 'thrown back': every sigma_h1 below this at the end, after an overshoot (MP-sim.fig10.deep)
-MAJORITY = 0.5  # an outcome is established for a setting when its 95% CP lower bound exceeds 1/2
 ALT_DEEP, ALT_SHALLOW = 0.8, 0.9  # the alternative the window check must detect (see the power statement)
+# the end-state classifier, the majority rule and the interval text are shared with test_simulations.py
+STATES, MAJORITY = ens.STATES, ens.MAJORITY
+_classify, _established, _frac = ens.end_state, ens.established, ens.cp_text
 
 
 @functools.cache
 def _balanced_map() -> dict:
     """:func:`derivations.multipath.leaf.balanced_two_cycle`, computed once (SymPy, about a second)."""
     return dl.balanced_two_cycle()
-
-
-def _cp(k: int, n: int) -> tuple[float, float]:
-    return stats.clopper_pearson_interval(k, n)
-
-
-def _frac(k: int, n: int) -> str:
-    lo, hi = _cp(k, n)
-    return f"{k}/{n} [{lo:.3f}, {hi:.3f}]"
-
-
-def _classify(run: gd.SVSRun, H: int) -> str:
-    """One window member's end state (the criteria of MP-sim.fig1.eos, MP-sim.fig1.balanced, MP-sim.fig10.deep)."""
-    s = run.final_sigma[:, 0]
-    ratio = run.final_sharpness * run.config["eta"] / 2
-    if run.status == gd.STATUS_DIVERGED:
-        return "diverged"
-    if run.flipped:
-        return "sign flip"
-    if run.converged:
-        balanced = np.abs(s - SIG / H).max() <= 0.01 * SIG
-        if balanced or BOUNDARY[0] <= ratio <= BOUNDARY[1]:
-            return "re-balanced"
-        return "converged inside" if ratio < BOUNDARY[0] else "other"
-    if run.first_overshoot[0] < 0:
-        return "not arrived"
-    return "thrown back" if s.max() < COLLAPSED * SIG else "other"
 
 
 def _regrowth(run: gd.SVSRun, L: int) -> float:
@@ -88,10 +61,6 @@ def _window(results) -> dict:
             "ratio": [r.final_sharpness * r.config["eta"] / 2 for r, st in zip(runs, states) if st == "re-balanced"],
         }
     return out
-
-
-def _established(k: int, n: int) -> bool:
-    return _cp(k, n)[0] > MAJORITY
 
 
 def _detect_power(n: int) -> float:
