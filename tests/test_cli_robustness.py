@@ -190,6 +190,7 @@ def test_sweep_labels_say_reused_and_done_at():
                 "failed": 0,
                 "wall_s": 3.0,
                 "compute_s": 1.0,
+                "cpu_s": 0.5,
                 "recomputed_because": {},
                 "failures": [],
             }
@@ -197,6 +198,7 @@ def test_sweep_labels_say_reused_and_done_at():
     }
     line = sweep_cli._render("RUN", data).splitlines()[-1]
     assert "done at 3.0 s from the start" in line and "wall" not in line
+    assert "compute 1.0 s (0.5 CPU-s)" in line
 
 
 # ------------------------------------------------------------------ bench and ensembles

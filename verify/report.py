@@ -500,13 +500,15 @@ def render_markdown(report: dict) -> str:
             "",
             f"Cells from the result store `{sweeps['store']}`; computed on: {sweeps['scheduler']}. 'done at': "
             "seconds from the start of the sweep run to the experiment's last cell (experiments' cells interleave, "
-            "so there is no per-experiment wall time).",
+            "so there is no per-experiment wall time); 'cpu (s)': the workers' CPU seconds for the cells computed in "
+            "this run (numba compilation included, so the first cells of a cold start carry it).",
             "",
-            "| experiment | cells | reused | computed | failed | done at (s) |",
-            "|---|---|---|---|---|---|",
+            "| experiment | cells | reused | computed | failed | done at (s) | cpu (s) |",
+            "|---|---|---|---|---|---|---|",
         ]
         lines += [
-            f"| {e['name']} | {e['cells']} | {e['reused']} | {e['computed']} | {e['failed']} | {e['wall_s']} |"
+            f"| {e['name']} | {e['cells']} | {e['reused']} | {e['computed']} | {e['failed']} | {e['wall_s']} "
+            f"| {e.get('cpu_s', '')} |"
             for e in sweeps["experiments"]
         ]
     captions = figure_claims(report)

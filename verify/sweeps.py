@@ -78,6 +78,7 @@ class SweepSession:
                     "computed": run.count("computed"),
                     "failed": run.count("failed"),
                     "wall_s": round(run.wall_s, 1),
+                    "cpu_s": round(sum(o.cpu_s for o in run.outcomes if o.status == "computed"), 1),
                 }
             )
 

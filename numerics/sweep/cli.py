@@ -192,7 +192,7 @@ def run(
     """Run the experiments' missing cells (all together); per experiment: reused, computed, failed, times, failures.
 
     ``wall_s`` of an experiment: from the start of the run to its last cell; ``compute_s``:
-    the sum of its computed cells' times on the workers.
+    the sum of its computed cells' times on the workers; ``cpu_s``: their CPU seconds there.
     """
     chosen = resolve(names)
     rows = []
@@ -208,6 +208,7 @@ def run(
                     "failed": res.count("failed"),
                     "wall_s": round(res.wall_s, 2),
                     "compute_s": round(_compute_s(res.outcomes), 2),
+                    "cpu_s": round(sum(o.cpu_s for o in res.outcomes if o.status == "computed"), 2),
                     "recomputed_because": _reasons(res.outcomes),
                     "failures": [{"cell": describe(o.params), "error": o.error} for o in res.failures],
                 }
@@ -265,7 +266,7 @@ def _render(command: str, data) -> str:
         lines.append(
             f"{r['name']}: {r['cells']} cells, {r['reused']} reused, {r['computed']} computed"
             f"{' (' + why + ')' if why else ''}, {r['failed']} failed; done at {r['wall_s']:.1f} s from the start, "
-            f"compute {r['compute_s']:.1f} s"
+            f"compute {r['compute_s']:.1f} s ({r['cpu_s']:.1f} CPU-s)"
         )
         lines += [f"  FAILED cell {f['cell']}: {f['error']}" for f in r["failures"]]
     return "\n".join(lines)

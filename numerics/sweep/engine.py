@@ -53,7 +53,8 @@ class CellOutcome:
 
     ``reason`` says why a cell was computed (missing, corrupt, config-mismatch,
     code-mismatch, or no store); ``error`` is a failed cell's error; ``elapsed_s`` its
-    compute time on the worker.
+    compute time on the worker (wall) and ``cpu_s`` the worker's CPU time for it (numba
+    compilation included; 0 for cells stored before it was recorded).
     """
 
     params: dict
@@ -62,6 +63,7 @@ class CellOutcome:
     error: str = ""
     elapsed_s: float = 0.0
     host: str = ""
+    cpu_s: float = 0.0
 
 
 @dataclass
@@ -115,7 +117,7 @@ def execute_cell(
     compute: Callable[[dict], Any], params: dict, threads: int | None, modules: tuple[str, ...]
 ) -> tuple[Any, dict]:
     """Compute one cell on this process; returns ``(value, info)`` with the worker's code version."""
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     old = numba.get_num_threads()
     if threads is not None:
         numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
@@ -128,6 +130,7 @@ def execute_cell(
         "host": socket.gethostname(),
         "pid": os.getpid(),
         "elapsed_s": time.perf_counter() - t0,
+        "cpu_s": time.process_time() - c0,  # this process's CPU time (all its threads), numba compilation included
         "python": platform.python_version(),
         "numpy": np.__version__,
         "numba": numba.__version__,
@@ -312,7 +315,13 @@ def _lookup(experiment: Experiment, profile: str, overrides: dict | None, store:
             assert found.meta is not None  # an 'ok' lookup carries the file's meta
             worker = found.meta.get("worker", {})
             values[i] = found.value
-            outcomes[i] = CellOutcome(p, "reused", elapsed_s=worker.get("elapsed_s", 0.0), host=worker.get("host", ""))
+            outcomes[i] = CellOutcome(
+                p,
+                "reused",
+                elapsed_s=worker.get("elapsed_s", 0.0),
+                host=worker.get("host", ""),
+                cpu_s=worker.get("cpu_s", 0.0),
+            )
         else:
             outcomes[i] = CellOutcome(
                 p, "computed", reason=found.status + (f": {found.reason}" if found.reason else "")
@@ -388,7 +397,7 @@ def _record(run: SweepRun, i: int, ok: bool, payload, store: ResultStore | None,
         outcome.status, outcome.error = "failed", payload
         return False
     run.values[i] = value
-    outcome.elapsed_s, outcome.host = info["elapsed_s"], info["host"]
+    outcome.elapsed_s, outcome.host, outcome.cpu_s = info["elapsed_s"], info["host"], info.get("cpu_s", 0.0)
     if store is not None:
         params = run.params[i]
         meta = {
