@@ -431,6 +431,20 @@ def _six_claims():
     return reg, results
 
 
+def test_readings_of_several_checks_are_joined_once(no_git, tmp_path):
+    """A paper-side check that repeats our side's reading and adds a clause shows the longer text once."""
+    reg, _ = _six_claims()
+    ours = "D0 in either labelling"
+    results = [
+        _check("passed", "T-1.read", reading=ours),
+        _check("passed", "T-1.read", reading=ours + "; m = 1e-4 (lost)"),
+        _check("xfailed", "T-1.read", reading="K as displayed", discrepancy="false as displayed"),
+        _check("passed", "T-1.read", reading=ours),
+    ]
+    by_id = {c["id"]: c for c in build_report(reg, results, "quick", tmp_path)["claims"]}
+    assert by_id["T-1.read"]["reading"] == "D0 in either labelling; m = 1e-4 (lost) | K as displayed"
+
+
 def test_build_report(no_git, tmp_path):
     reg, results = _six_claims()
     report = build_report(reg, results, "quick", tmp_path)

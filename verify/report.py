@@ -214,6 +214,17 @@ def parse_values(ours: str) -> list[dict]:
     return out
 
 
+def _distinct_readings(readings) -> list[str]:
+    """The checks' readings of one claim, each once: a reading that another extends (the paper's side often
+    repeats our side's reading and adds its own clause) is dropped, so the joined text never repeats itself.
+
+    >>> _distinct_readings(["a b", "a b; c", None, "d", "d"])
+    ['a b; c', 'd']
+    """
+    unique = sorted({r for r in readings if r})
+    return [r for r in unique if not any(r != other and r in other for other in unique)]
+
+
 def build_report(
     registry: dict[str, Claim],
     results: list[CheckResult],
@@ -237,7 +248,7 @@ def build_report(
         c = registry[cid]
         checks = by_claim.get(cid, [])
         verdict = verdict_for(c, checks)
-        readings = sorted({r.reading for r in checks if r.reading})
+        readings = _distinct_readings(r.reading for r in checks)
         evidence = " ".join(n for r in checks for n in r.notes)
         if c.unverifiable:
             evidence = c.unverifiable
@@ -261,7 +272,7 @@ def build_report(
                 "values": [v for r in checks for v in _values(r)],
                 "tolerance": [t for r in checks for t in _tolerances(r)],
                 "verdict": verdict,
-                "reading": " ".join(readings),
+                "reading": " | ".join(readings),
                 "discrepancy": " ".join(discrepancies),
                 "evidence": evidence,
                 "figures": [f for r in checks for f in r.figures],
