@@ -428,8 +428,11 @@ def relu_contact(i: int, T: float, rel: float = 0.0) -> tuple[Model, np.ndarray,
     return model, th, eta, traj
 
 
-def _first_failure(model: Model, traj: F.Trajectory, eta: float) -> float | None:
-    ratios, ts = _relu_gate_scan(model, traj, eta)
+def _first_failure(
+    model: Model, traj: F.Trajectory, eta: float, scan: tuple[np.ndarray, np.ndarray] | None = None
+) -> float | None:
+    """The first active sample whose fixed-gate ratio is <= 1 (``scan``: :func:`_relu_gate_scan` if already made)."""
+    ratios, ts = _relu_gate_scan(model, traj, eta) if scan is None else scan
     bad = np.nonzero(ratios <= 1.0)[0]
     if bad.size:
         return float(ts[bad[0]])
@@ -780,7 +783,11 @@ def _eos_laws(
     Law changes are relative to each law's scale at the reference point (:func:`_law_scale`; per neuron for
     ReLU, the Frobenius norm for Psi): the iterates' and midpoints' against theta_0, the flows' (started
     at ``start``) and the midpoints' over the flows' span against ``start``. ``p2_ratio``: the midpoints'
-    summed period-two amplitude over the iterates', from the first step at the edge on.
+    summed period-two amplitude over the iterates', from the first step at the edge on. ReLU, when the hybrid
+    flow reaches the edge: ``gate_ratio``, the fixed-gate ratio at its first EOS contact; ``gate_fail``, the
+    first sample (t = k + 1/2, GD steps from theta_0) where the ratio is <= 1 (None: none to the end of the
+    run); ``gate_min``, the smallest ratio over the active samples from the contact on (> 1: the fixed-gate
+    window is still open at the end, with that margin).
     """
     mids = F.midpoints(gd)
     change = functools.partial(_rel_law, model)
@@ -800,8 +807,11 @@ def _eos_laws(
     if model.name.startswith("relu") and cf.contact is not None:
         ev = next(e for e in cf.events if e["kind"] == "mode" and e["k"][1] > 0)
         out["gate_ratio"] = float(_relu_point(model, ev["theta"], eta)["ratio"])
-        fail = _first_failure(model, cf, eta)
+        scan = _relu_gate_scan(model, cf, eta)
+        fail = _first_failure(model, cf, eta, scan)
         out["gate_fail"] = None if fail is None else float(fail + t0)
+        after = scan[1] >= cf.contact  # the active samples from the contact on (the window's candidates)
+        out["gate_min"] = float(scan[0][after].min()) if after.any() else float("nan")
     return out
 
 
