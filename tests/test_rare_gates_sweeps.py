@@ -18,6 +18,10 @@ from numerics.sweep.codec import equal
 
 CASES = {
     "rare_gates.table2": ({"table2_streams": 70}, lambda z: E.long_horizons(z.table2_streams)),
+    "rare_gates.saturation": (
+        {"table2_streams": 3, "saturation_streams": 66},
+        lambda z: E.long_horizons(z.saturation_streams, first_stream=z.table2_streams),
+    ),
     "rare_gates.paths": (
         {"table2_streams": 70, "floor_horizon": 40},
         lambda z: E.angle_paths(z.table2_streams, horizon=z.floor_horizon),
@@ -125,9 +129,11 @@ def test_cells_cover_every_stream_once_in_order(profile):
             )
             key = (p.get("setting"), tuple(kw.get("etas", ())))
             ranges.setdefault(key, []).append((first, count))
+        # the saturation runs continue each Table 2 setting's streams after Table 2's own
+        start = z.table2_streams if exp.name == "rare_gates.saturation" else 0
         for key, rs in ranges.items():
             starts = [f for f, _ in rs]
-            assert starts == sorted(starts) and starts[0] == 0, (exp.name, key)
+            assert starts == sorted(starts) and starts[0] == start, (exp.name, key)
             assert all(f + n == g for (f, n), (g, _) in zip(rs, rs[1:])), (exp.name, key)
 
 

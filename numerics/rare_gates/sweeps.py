@@ -14,6 +14,7 @@ experiment                      cells                                 paper
 ``rare_gates.table1``           32 initialisations                    Table 1, Figures 1-2
 ``rare_gates.halving``          one GD step size                      Appendix 19 (step halving)
 ``rare_gates.table2``           (setting, 64 streams)                 Table 2, Figure 3(b)
+``rare_gates.saturation``       (setting, 64 further streams)         Table 2 (late recoveries)
 ``rare_gates.paths``            (setting, 64 streams), traced         Appendix 19 (angle floor)
 ``rare_gates.extended``         (setting, 16 streams) or a setting    Appendix 19 (extended rerun)
 ``rare_gates.floor80``          one cell: quiet streams, one setting  Appendix 19 (below the floor)
@@ -105,6 +106,18 @@ def _table2_settings():
 
 def _table2_cells(z: E.Sizes) -> list[dict]:
     return _setting_cells("long_horizons", _table2_settings(), z.table2_streams, 64, seed=E.SEEDS["table2"])
+
+
+def _saturation_cells(z: E.Sizes) -> list[dict]:
+    """Table 2's long-horizon runs on further streams of each setting (ids from ``table2_streams`` on)."""
+    return [
+        dict(
+            _cell("long_horizons", streams=count, first_stream=z.table2_streams + first, seed=E.SEEDS["table2"], **kw),
+            setting=label,
+        )
+        for label, kw in _table2_settings()
+        for first, count in chunks(z.saturation_streams, 64)
+    ]
 
 
 def _paths_cells(z: E.Sizes) -> list[dict]:
@@ -340,6 +353,13 @@ EXPERIMENTS = call_experiments(
             "table2",
             "Table 2, Figure 3(b): five settings through H = 450 (sizes: table2_streams)",
             _table2_cells,
+            _by_setting(("recovery", "first", "disagreements", "final_angle")),
+        ),
+        (
+            "saturation",
+            "Table 2: further streams of the five settings through H = 450, for the count of late recoveries "
+            "(sizes: saturation_streams; 0 in the quick profile)",
+            _saturation_cells,
             _by_setting(("recovery", "first", "disagreements", "final_angle")),
         ),
         (

@@ -501,6 +501,10 @@ def test_half_activation(audit):
     "measured source angle rate. The b^-1 in delta* is built into this reading and 1 - r is proportional to eta "
     "per step by its definition, so the fitted exponents test only that the one-step ratio's rate (1 - r)/eta does "
     "not depend on b or eta, and the time's slope in log(b/eta) that the source rate is lambda",
+    by_construction="the headline scaling delta* ~ eta/b: the reading puts b^-1 into delta* = pi (1 - r)/b, and "
+    "1 - r is proportional to eta per step by its definition, so eta/b holds whatever the data; the data decide only "
+    "that the one-step rate (1 - r)/eta is flat in b and eta (fitted exponents), its value pi (q - B_s/2), and the "
+    "source rate lambda (the time's slope). A diffusive threshold eta/sqrt(b) could not show up in this reading",
 )
 def test_scaling_eta_over_b(audit):
     th = _tube_states()[0][1]  # task-switch checkpoint, angular e
@@ -537,7 +541,8 @@ def test_scaling_eta_over_b(audit):
     text = PW.record(
         audit,
         power,
-        alternative="a threshold of order eta/sqrt(b) (b-exponent -1/2, a diffusive reading)",
+        alternative="a one-step contraction rate (1 - r)/eta growing like b^(1/2) (it would move delta*'s fitted "
+        "b-exponent to -1/2); not a diffusive threshold as such, which this reading cannot see (b^-1 is built in)",
         method=f"normal law of the fitted exponent with its weighted least-squares s.e., z = {z:.3f}",
     )
     audit.evidence(
@@ -571,7 +576,13 @@ SEPARATE_MIN = 1e-8  # one disagreeing input moves the off-gate unit by eta/b |R
     "units' gates differ (state n_dis is then still common-gate); with n_dis the index of the first state that "
     "differs, the inclusion needs n_dis <= N instead. The coupling is the proof's content: checked symbolically "
     "(one step) and along sampled paths, where it is an exact identity for every path, not an estimate, so no power "
-    "statement applies; the data check that every recovery follows a sampled disagreement is RG-sim.disfirst.",
+    "statement applies; the data check that every recovery follows a sampled disagreement is RG-sim.disfirst. The "
+    "batch-index reading of n_dis is chosen because it makes the inclusion hold (fitted)",
+    fitted={
+        "n_dis the index of the first state that differs (the state-index reading)": "the inclusion as printed fails: "
+        "SymPy's enumeration of integer paths (m, n_dis, zeta) up to N = 6 finds crossings at m = n_dis = N outside "
+        "{n_dis < N ^ zeta} U {zeta <= N} (the counterexamples are listed in the evidence); it needs n_dis <= N"
+    },
 )
 def test_event_inclusion(audit):
     from derivations.rare_gates import proofs as pf

@@ -139,14 +139,21 @@ def test_source_angle_constant(audit):
 )
 def test_log_delta_rate(audit):
     rows = _d0_source()["rows"]
-    sup_tail, sup_all = [], []
+    sup_tail, sup_all, alt_sqrt, decades = [], [], [], []
     for r in rows:
         ok = (T_SRC >= 50.0) & (r["bound"] >= 1e-10)
         ratio = np.abs(r["rate"] + LAM) / r["bound"]
         sup_all.append(float(np.max(ratio[ok])))
         tail = ok & (T_SRC >= r["t_reg"] + 200.0)
         sup_tail.append(float(np.max(ratio[tail])) if np.any(tail) else 0.0)
+        if np.count_nonzero(tail) >= 2:
+            # the alternative the bound 1 must catch: a remainder of lower order, sqrt(bracket), with the coefficient
+            # that matches the observed ratio where the regime starts; its ratio grows like bracket^{-1/2}
+            br = r["bound"][tail]
+            decades.append(float(np.log10(br.max() / br.min())))
+            alt_sqrt.append(float(ratio[tail][0] * math.sqrt(br[0] / br.min())))
     sup_all_a, sup_tail_a = np.array(sup_all), np.array(sup_tail)
+    alt_a = np.array(alt_sqrt)
     audit.ours(float(sup_tail_a.max()), 4, label="sup ratio in the asymptotic regime")
     audit.ours(float(sup_all_a.max()), 4, label="sup ratio over T >= 50")
     audit.evidence(
@@ -154,9 +161,14 @@ def test_log_delta_rate(audit):
         f"dd = w_1.w_2) on the grid of the {N_D0} D0 source flows, against the bracket delta + |B - B_s| + "
         f"|h_1 - 1| + |h_2 - 1|. In the asymptotic regime the ratio is at most {sup_tail_a.max():.3g} (median per "
         f"draw {np.median(sup_tail_a):.3g}); over all T >= 50 at most {sup_all_a.max():.3g}. The constant is not "
-        "given in the paper; the check is of the shape: bounded by 1 in the regime."
+        "given in the paper; the check is of the shape: bounded by 1 in the regime. Why 1: the bracket falls by "
+        f"{np.median(decades):.1f} decades (median per draw) across the regime, so a remainder of lower order, of "
+        "order sqrt(bracket), with the coefficient that matches the ratio where the regime starts would end at a "
+        f"ratio of {np.median(alt_a):.3g} (median per draw; {np.mean(alt_a > 1.0):.0%} of the draws above 1): a bound "
+        "the remainder's own order passes with room, and that a lower-order remainder breaks."
     )
     assert np.all(np.isfinite(sup_all_a)) and sup_tail_a.max() <= 1.0
+    assert alt_a.size > 0 and np.median(alt_a) > 1.0  # the bound 1 can fail against a sqrt(bracket) remainder
 
 
 @cache
@@ -387,10 +399,13 @@ def test_amplitude_inequality_on_paths(audit):
 
 @discrepancy(
     "RG-16.Bineq",
-    reason="Display-literal, proof step only: as printed after Proposition 12's hypotheses, B' >= 2 sum omega_i(q_i - "
-    "lambda) >= B(2A - B) fails at points of that set where q_i < 0 and a_i != r_i (e.g. omega_1 = omega_2 = 0.99 * "
-    "2q, delta = 0.1, a_i = 3 r_i), far from where the proof uses it; along target GF from the proof's starts it "
-    "holds (the check of our side). The context that may restrict it to q_i >= 0 was lost in conversion.",
+    reason="the proof of Proposition 12 has a gap for its stated set: the proof uses B' >= 2 sum omega_i(q_i - "
+    "lambda) >= B(2A - B) along target GF from every point of {a_i, r_i > 0, omega_i <= 2q, 0 < delta < pi}, and the "
+    "chain fails at points of that set where q_i < 0 and a_i != r_i (e.g. omega_1 = omega_2 = 0.99 * 2q, delta = "
+    "0.1, a_i = 3 r_i, which lies in the set); it holds where q_i >= 0, and along target GF from the source-GF "
+    "checkpoints and D0 draws where Appendix 17 applies it (the check of our side). Proposition 12's conclusion is "
+    "not refuted, only this step of its proof on the whole set; text that might restrict it to q_i >= 0 may have "
+    "been lost in conversion.",
     reading="The surrounding text was lost in conversion: the display is read as holding along target GF from "
     "every point of Proposition 12's set {a_i, r_i > 0, omega_i <= 2q, 0 < delta < pi}.",
 )
@@ -635,3 +650,65 @@ def test_target_projective_coordinate(audit):
     )
     assert max(viol, worst_rand) <= 1 + 1e-9
     assert np.all(np.abs(slopes + LAM) <= 1e-4)
+
+
+GRAD_FINAL = (
+    1e-8  # ||grad F_s|| over T >= 3000: the angle decays like e^{-lambda T} (e^-200 there); 1e-8 leaves room for
+)
+# the slowest D0 draws, which enter the regime near T = 2400 (T_SRC), and for rounding of O(1) terms (~1e-16)
+
+
+@claim(
+    "RG-14.gradint",
+    reading=D_READING + " The integral is F_s(theta(0)) - lim F_s(theta(t)) by the gradient-flow energy identity "
+    "dF_s/dt = -||grad F_s||^2; '-> 0' read as ||grad F_s|| below 1e-8 over the whole last quarter of the run "
+    "(T >= 3000), and below 1e-6 of its initial value, on each of the D0 source flows (below ~1e-15 it is float64 "
+    "rounding of O(1) terms and no longer decays).",
+    by_construction="the integral's finiteness: along any gradient flow dF_s/dt = -||grad F_s||^2 and F_s >= 0 (a "
+    "risk plus lambda/2 |theta|^2), so the integral is at most F_s(theta(0)); the check confirms the identity on our "
+    "flows, and measures the decay of ||grad F_s||, which can fail",
+)
+def test_source_gradient_integral(audit):
+    rows = _d0_source()["rows"]
+    worst_identity, worst_point, finals, ratios, drops = 0.0, 0.0, [], [], []
+    tail = T_SRC >= 0.75 * T_SRC[-1]
+    late = T_SRC >= 200.0  # past the fast transients, where the grid step 20 resolves ||grad F_s||^2 (rate <= 2A)
+    for r in rows:
+        st = r["states"]
+        F = np.array([model.objective(x, "source", LAM) for x in st])
+        g = np.array([float(np.linalg.norm(model.objective_grad(x, "source", LAM))) for x in st])
+        drops.append(float(F[0] - F[-1]))
+        # energy identity on the resolved part: trapezoid of ||grad||^2 over [200, 4000] against F(200) - F(4000)
+        integral = float(np.trapezoid(g[late] ** 2, T_SRC[late]))
+        worst_identity = max(worst_identity, abs(integral - (F[late][0] - F[-1])) / max(F[0] - F[-1], 1e-300))
+        # the identity dF_s/dt = -||grad F_s||^2 pointwise, where the flow still moves (the first grid states):
+        # central difference of F_s along the field, step 1e-5 (error ~1e-10 of O(1) values)
+        for x in st[:10]:
+            v = pf.field(x, "source", LAM)
+            dF = (model.objective(x + 1e-5 * v, "source", LAM) - model.objective(x - 1e-5 * v, "source", LAM)) / 2e-5
+            if float(v @ v) >= 1e-4:  # where rounding of F (~1e-16 / 1e-5 step) stays below 1e-7 of ||grad||^2
+                worst_point = max(worst_point, abs(dF + float(v @ v)) / float(v @ v))
+        finals.append(float(np.max(g[tail])))
+        ratios.append(float(np.max(g[tail]) / g[0]))
+        assert np.all(np.diff(F) <= 1e-13 * max(1.0, abs(F[0])))  # F_s non-increasing (rounding of O(1) values)
+    finals_a = np.array(finals)
+    audit.ours(f"{max(drops):.4g}", label="max over draws of F_s(0) - F_s(4000) (the integral to T = 4000)")
+    audit.ours(f"{finals_a.max():.3g} (median {np.median(finals_a):.3g})", label="max ||grad F_s|| over T >= 3000")
+    audit.ours(f"{worst_identity:.2e}", label="energy identity on [200, 4000], relative to F_s(0) - F_s(4000)")
+    audit.ours(
+        f"{worst_point:.2e}",
+        label="pointwise dF_s/dt + ||grad F_s||^2, relative (first 10 grid states, ||grad||^2 >= 1e-4)",
+    )
+    audit.evidence(
+        f"Source GF (rtol {RTOL:g}) from the {len(rows)} D0 draws on the grid T = 0, 20, ..., 4000: F_s falls "
+        f"monotonically by at most {max(drops):.4g}, which bounds the integral; the trapezoid of ||grad F_s||^2 over "
+        f"[200, 4000] matches F_s(200) - F_s(4000) to {worst_identity:.1e} of the total drop, and pointwise on the "
+        f"first 10 grid states dF_s/dt = -||grad F_s||^2 holds to {worst_point:.1e} relative (grid error: the "
+        f"integrand decays at up to 2 lambda per unit time); ||grad F_s|| over T >= 3000 is at most "
+        f"{finals_a.max():.2g} (tolerance {GRAD_FINAL:g}: the slowest draws enter the regime near T = 2400), at most "
+        f"{max(ratios):.2g} of its initial value (there it sits at float64 rounding). Deterministic flows, no power "
+        "statement."
+    )
+    assert 0.0 < worst_point <= 1e-5  # central difference at step 1e-5: truncation ~1e-10, rounding <= 1e-7 relative
+    assert worst_identity <= 1e-6  # trapezoid error past the transients (step 20, smooth decaying integrand): ~1e-9
+    assert finals_a.max() <= GRAD_FINAL and max(ratios) <= 1e-6

@@ -758,6 +758,9 @@ def test_fresh_term_absorbed(audit):
     "where r collects the terms that vanish as eta -> 0 under Corollary 2's conditions (gamma C_0 > 1, taken as "
     "gamma C_0 = 2). Read as: every level below one is reached (eps = 1 - level, then eta small), level one is not "
     "(it needs eps = 0, excluded: the burn-in L grows without bound as eps -> 0).",
+    by_construction="the reading writes the confidence as 1 - eps/2 - r(eta) with r -> 0, so its limit at eps = "
+    "1 - level is (1 + level)/2 > level for every level < 1 by algebra; the check confirms that arithmetic, not the "
+    "bound (4) it rests on (RG-T1.decay, RG-T1.const, RG-3.cor2exp, RG-3.cor2exc)",
 )
 def test_confidence_any_level_below_one(audit):
     levels = (sp.Rational(99, 100), sp.Rational(999, 1000), 1 - sp.Rational(1, 10**9))
@@ -781,6 +784,9 @@ def test_confidence_any_level_below_one(audit):
     reading="Proposition 6's bound C b Delta_0 min{N, 1/eta} + C(N+1) e^{-c/eta} (Section 7.4) at Delta_0 <= C_e d "
     "((26), RG-13.etarget) and d <= C_d e^{-lambda T} (RG-5.proj); 'for large T' read as T >= T_0 = "
     "log(C_e C_d/epsilon_0)/lambda, where the checkpoint meets Proposition 6's entry condition Delta_0 <= epsilon_0.",
+    by_construction="a composition: substituting Delta_0 = C_e C_d e^{-lambda T} into Proposition 6's bound gives "
+    "Corollary 5's display with C' = C C_e C_d identically; what can fail is only the exponent (lambda, not gamma) "
+    "and the entry time, and the bounds it composes are checked elsewhere (RG-13.etarget, RG-5.proj, RG-sim.cor5)",
 )
 def test_corollary5_bound(audit):
     c5 = pf.corollary5_from_proposition6()
