@@ -81,7 +81,7 @@ _IF_HI, _IF_LO = _inv_factorials(2 * _NTERMS + 2)
 # --- error-free transformations and dd arithmetic ---------------------------------------------------
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _two_sum(a, b):
     """a + b = s + e exactly (Knuth)."""
     s = a + b
@@ -89,14 +89,14 @@ def _two_sum(a, b):
     return s, (a - (s - bb)) + (b - bb)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _fast_two_sum(a, b):
     """a + b = s + e exactly when |a| >= |b| (or a = 0) (Dekker)."""
     s = a + b
     return s, b - (s - a)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _split(a):
     """Veltkamp: a = h + l with h, l of at most 26 significant bits."""
     t = _SPLIT * a
@@ -104,21 +104,21 @@ def _split(a):
     return h, a - h
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _two_prod_s(a, ah, al, b, bh, bl):
     """a b = p + e exactly, from the splits (ah, al) of a and (bh, bl) of b (Dekker)."""
     p = a * b
     return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _two_prod(a, b):
     ah, al = _split(a)
     bh, bl = _split(b)
     return _two_prod_s(a, ah, al, b, bh, bl)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _add(ah, al, bh, bl):
     """dd + dd, accurate (relative error about 2 u^2 of the result)."""
     s, e = _two_sum(ah, bh)
@@ -129,7 +129,7 @@ def _add(ah, al, bh, bl):
     return _fast_two_sum(s, e)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _acc(ah, al, bh, bl):
     """dd + dd for sums: absolute error about 2 u^2 (|a| + |b|), as float64 summation in u."""
     s, e = _two_sum(ah, bh)
@@ -137,7 +137,7 @@ def _acc(ah, al, bh, bl):
     return _fast_two_sum(s, e)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _mul(ah, al, bh, bl):
     """dd * dd."""
     p, e = _two_prod(ah, bh)
@@ -145,7 +145,7 @@ def _mul(ah, al, bh, bl):
     return _fast_two_sum(p, e)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _mul_d(ah, al, b):
     """dd * double."""
     p, e = _two_prod(ah, b)
@@ -153,7 +153,7 @@ def _mul_d(ah, al, b):
     return _fast_two_sum(p, e)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _sqrt(ah, al):
     """sqrt of a dd >= 0 (one Newton step from the float64 root)."""
     if not ah > 0.0:
@@ -164,7 +164,7 @@ def _sqrt(ah, al):
     return _fast_two_sum(s, (rh + rl) / (2.0 * s))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _le(ah, al, t):
     """dd a <= double t."""
     return ah < t or (ah == t and al <= 0.0)
@@ -434,7 +434,7 @@ def _dd_one(
     out_updates[s] = n
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _dd_step(th, tl, i, gh, gl, ah, al, ibh, ibl, eta, lam):
     """theta_i <- theta_i - eta (a g / b + lam theta_i) in dd."""
     vh, vl = _mul(gh, gl, ibh, ibl)
