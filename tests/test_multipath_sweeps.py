@@ -143,7 +143,7 @@ def test_ensemble_cells_equal_the_direct_members():
     assert het[(3, 7)]["opt"] == E.hetero_pair(3, 7, 10)["opt"]
     three = _exp("multipath.three_members").cells(E.sizes("quick"))
     assert [(p["kwargs"]["L"], p["kwargs"]["gamma"]) for p in three] == [
-        (3, 1.0), (3, 2.5), (5, 1.0), (5, 2.5), (10, "bal"), (20, "bal")
+        (3, 1.0), (3, 2.5), (5, 1.0), (5, 2.5), (3, "bal"), (5, "bal"), (10, "bal"), (20, "bal")
     ]  # fmt: skip
     warm = _exp("multipath.warmup_members").cells(E.sizes("quick"))
     assert [p["kwargs"]["scale"] for p in warm] == list(E.WARMUP_ENS_GRID)

@@ -276,8 +276,8 @@ _CALLS = _CALLS | {"fig1_members", "hetero_members", "three_pathway_members", "w
 
 def _three_member_cells(z: E.Sizes) -> list[dict]:
     panels = [(L, g) for L in E.THREE_PATHWAY_PANEL_DEPTHS for g in E.THREE_PATHWAY_PANELS]
-    deep = [(L, "bal") for L in E.THREE_PATHWAY_DEPTHS if L not in E.THREE_PATHWAY_PANEL_DEPTHS]
-    return [call_cell("three_pathway_members", L=L, gamma=g, draws=z.mp_three_draws) for L, g in panels + deep]
+    balanced_step = [(L, "bal") for L in E.THREE_PATHWAY_DEPTHS]  # the middle panel at every depth, deep ones included
+    return [call_cell("three_pathway_members", L=L, gamma=g, draws=z.mp_three_draws) for L, g in panels + balanced_step]
 
 
 EXPERIMENTS = {
@@ -314,8 +314,8 @@ EXPERIMENTS = {
             ),
             (
                 "three_members",
-                "Figure 10 as ensembles: H = 3 at eta S_1 = 1, 2.5 (L = 3, 5) and eta = 2/lambda_1^min (L = 10, 20), "
-                "7 initial scales x random asymmetries, 2e6 steps (sizes: mp_three_draws)",
+                "Figure 10 as ensembles: H = 3 at eta S_1 = 1, 2.5 (L = 3, 5) and eta = 2/lambda_1^min "
+                "(L = 3, 5, 10, 20), 7 initial scales x random asymmetries, 2e6 steps (sizes: mp_three_draws)",
                 _three_member_cells,
                 _pair_assemble("L", "gamma"),
             ),
