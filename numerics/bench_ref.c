@@ -21,43 +21,11 @@
 #include <stdlib.h>
 #include <time.h>
 
-static const double PI = 3.141592653589793;
-static const double PI_LO = 1.2246467991473532e-16;
-static const double Q = 2.0 / 3.141592653589793;
 static const double U53 = 1.0 / 9007199254740992.0;
-static const double QSCALE = 0.5 * 3.141592653589793 / 2251799813685248.0;
-static const double S1 = -1.66666666666666324348e-01, S2 = 8.33333333332248946124e-03,
-                    S3 = -1.98412698298579493134e-04, S4 = 2.75573137070700676789e-06,
-                    S5 = -2.50507602534068634195e-08, S6 = 1.58969099521155010221e-10;
-static const double C1 = 4.16666666666666019037e-02, C2 = -1.38888888888741095749e-03,
-                    C3 = 2.48015872894767294178e-05, C4 = -2.75573143513906633035e-07,
-                    C5 = 2.08757232129817482790e-09, C6 = -1.13596475577881948265e-11;
+
+#include "bench_common.h"
 
 /* ---- keyed xoshiro256++ (sim_rng.py) ---- */
-static uint64_t fmix64(uint64_t x) {
-    x ^= x >> 33; x *= 0xFF51AFD7ED558CCDULL;
-    x ^= x >> 33; x *= 0xC4CEB9FE1A85EC53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
-static void seed_state(uint64_t seed, uint64_t stream, uint64_t phase, uint64_t offset, uint64_t st[4]) {
-    uint64_t h = fmix64(seed ^ 0x6A09E667F3BCC909ULL);
-    h = fmix64(h ^ (stream + 0xBB67AE8584CAA73BULL));
-    h = fmix64(h ^ (phase + 0x3C6EF372FE94F82BULL));
-    h = fmix64(h ^ (offset + 0xA54FF53A5F1D36F1ULL));
-    uint64_t nonzero = 0;
-    for (int i = 0; i < 4; i++) { /* SplitMix64 */
-        h += 0x9E3779B97F4A7C15ULL;
-        uint64_t z = h;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-        st[i] = z ^ (z >> 31);
-        nonzero |= st[i];
-    }
-    if (!nonzero) st[0] = 1;
-}
-
 static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 static inline uint64_t next(uint64_t s[4]) {
@@ -87,35 +55,6 @@ static inline void disk_point(uint64_t r1, uint64_t r2, double *x0, double *x1, 
     int cneg = ((q ^ (q >> 1)) & 1) != 0, sneg = (q >> 1) != 0;
     *x0 = *rho * (cneg ? -p0 : p0);
     *x1 = *rho * (sneg ? -p1 : p1);
-}
-
-/* ---- analytic target risk (numerics/rare_gates/model.py, _risk with target=True) ---- */
-static double x_minus_atan(double x) {
-    if (x >= 0.25) return x - atan(x);
-    double x2 = x * x, total = 0.0, term = x * x2;
-    for (int k = 1; k < 40; k++) {
-        total += term / (2.0 * k + 1.0) * ((k % 2 == 1) ? 1.0 : -1.0);
-        term *= x2;
-    }
-    return total;
-}
-
-static double kernel(double u0, double u1, double v0, double v1) {
-    double c = fabs(u0 * v1 - u1 * v0), d = u0 * v0 + u1 * v1;
-    if (c == 0.0 && d <= 0.0) return 0.0;
-    if (d >= 0.0) return (c + (PI - atan2(c, d)) * d) / (2.0 * PI);
-    double ad = -d;
-    return ad * x_minus_atan(c / ad) / (2.0 * PI);
-}
-
-static double target_risk(const double th[6]) {
-    double a1 = th[0], a2 = th[1];
-    double k11 = 0.5 * (th[2] * th[2] + th[3] * th[3]);
-    double k22 = 0.5 * (th[4] * th[4] + th[5] * th[5]);
-    double k12 = kernel(th[2], th[3], th[4], th[5]);
-    double quad = a1 * a1 * k11 + a2 * a2 * k22 + 2.0 * a1 * a2 * k12;
-    double lin = Q * (a1 * hypot(th[2], th[3]) + a2 * hypot(th[4], th[5]));
-    return 0.5 * (quad - 2.0 * lin + 2.0);
 }
 
 static inline double step(double p, double g, double a, double inv_b, double eta, double lam) {
