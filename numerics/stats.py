@@ -191,13 +191,17 @@ def newcombe_difference(k1: int, n1: int, k2: int, n2: int, z: float = Z95) -> t
 
     >>> tuple(round(v, 4) for v in newcombe_difference(56, 70, 48, 80))  # Newcombe (1998b), example (a)
     (0.0524, 0.3339)
+    >>> newcombe_difference(0, 7, 7, 7)[0] >= -1.0  # clipped: rounding passed -1 by an ulp here
+    True
     """
     from statsmodels.stats.proportion import confint_proportions_2indep
 
     k1, n1 = _count(k1, n1, "k1", "n1")
     k2, n2 = _count(k2, n2, "k2", "n2")
     lo, hi = confint_proportions_2indep(k1, n1, k2, n2, method="newcomb", compare="diff", alpha=_alpha_of_z(_z(z)))
-    return float(lo), float(hi)
+    # a difference of proportions lies in [-1, 1]; at the extreme tables (0/n against n/n) statsmodels' sum of the
+    # Wilson terms passes -1 or 1 by an ulp (-1.0000000000000002 at 0/7 against 7/7), so the bounds are clipped
+    return max(-1.0, float(lo)), min(1.0, float(hi))
 
 
 def fisher_exact_p(k1: int, n1: int, k2: int, n2: int, alternative: str = "two-sided") -> float:
