@@ -96,44 +96,43 @@ def _n_updates() -> int:
     return round(WORKLOAD["horizon"] / WORKLOAD["eta"])
 
 
-def _sgd_call(b: int, S: int, threads: int) -> tuple[float, float, int, list]:
+def _workload(b: int) -> tuple[bool, int, float, float, int, int, float, bool]:
+    """The kernels' common arguments: target, b, eta, lam, n_updates, check_every, threshold, stop."""
+    w = WORKLOAD
+    return True, b, w["eta"], w["lam"], _n_updates(), w["check_every"], w["threshold"], True
+
+
+class _Threads:
+    """``with _Threads(n):`` runs the kernels on ``n`` threads, then restores the count."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.old = n, numba.get_num_threads()
+
+    def __enter__(self) -> None:
+        numba.set_num_threads(self.n)
+
+    def __exit__(self, *exc: object) -> None:
+        numba.set_num_threads(self.old)
+
+
+def _sgd_call(b: int, S: int, threads: int) -> tuple[float, float, int, tuple]:
     """One timed target-SGD run: (wall seconds, process CPU seconds, inputs drawn, outputs)."""
     from numerics.rare_gates import sim_kernels as K
 
     theta0, st, ns = _setup(S)
-    outs: list[np.ndarray] = [np.empty((S, 6)), np.empty((S, 4), np.uint64), np.empty((S, 4), np.uint64)]
-    outs += [np.empty(S, np.int64) for _ in range(4)] + [np.empty((S, 0, 2))]
+    outs = K.outputs(S)
     chunk = K.LANES * math.ceil(math.ceil(S / threads) / K.LANES)
-    old = numba.get_num_threads()
-    numba.set_num_threads(threads)
-    try:
+    par = K.SGDParams(*_workload(b), 0.0, K.NOISE_NONE)
+    with _Threads(threads):
         c0 = time.process_time()
         t0 = time.perf_counter()
-        K._sgd_streams(
-            theta0,
-            st,
-            ns,
-            True,
-            b,
-            WORKLOAD["eta"],
-            WORKLOAD["lam"],
-            _n_updates(),
-            WORKLOAD["check_every"],
-            WORKLOAD["threshold"],
-            True,
-            0.0,
-            K.NOISE_NONE,
-            chunk,
-            *outs,
-        )
+        K._sgd_streams(theta0, st, ns, par, chunk, outs)
         dt = time.perf_counter() - t0
         cpu = time.process_time() - c0
-    finally:
-        numba.set_num_threads(old)
-    return dt, cpu, int(outs[6].sum()) * b, outs
+    return dt, cpu, int(outs.updates.sum()) * b, outs
 
 
-def run_sgd(b: int, S: int, threads: int) -> tuple[float, int, list]:
+def run_sgd(b: int, S: int, threads: int) -> tuple[float, int, tuple]:
     """One timed target-SGD run: (seconds, inputs drawn, outputs)."""
     dt, _, inputs, outs = _sgd_call(b, S, threads)
     return dt, inputs, outs
@@ -146,28 +145,10 @@ def run_dd(b: int, S: int, threads: int) -> tuple[float, int, list]:
     theta0, st, _ = _setup(S)
     outs: list[np.ndarray] = [np.empty((S, 6)), np.empty((S, 6)), np.empty((S, 4), np.uint64)]
     outs += [np.empty(S, np.int64) for _ in range(4)] + [np.empty((S, 0, 2))]
-    old = numba.get_num_threads()
-    numba.set_num_threads(threads)
-    try:
+    with _Threads(threads):
         t0 = time.perf_counter()
-        D._dd_streams(
-            theta0,
-            np.zeros_like(theta0),
-            st,
-            True,
-            b,
-            WORKLOAD["eta"],
-            WORKLOAD["lam"],
-            _n_updates(),
-            WORKLOAD["check_every"],
-            WORKLOAD["threshold"],
-            True,
-            False,
-            *outs,
-        )
+        D._dd_streams(theta0, np.zeros_like(theta0), st, *_workload(b), False, *outs)
         dt = time.perf_counter() - t0
-    finally:
-        numba.set_num_threads(old)
     return dt, int(outs[6].sum()) * b, outs
 
 
@@ -177,27 +158,12 @@ def run_gd(rows: int, threads: int) -> tuple[float, int]:
 
     theta0, _, _ = _setup(rows)
     out_theta, rec, upd = np.empty((rows, 6)), np.empty(rows, np.int64), np.empty(rows, np.int64)
-    old = numba.get_num_threads()
-    numba.set_num_threads(threads)
-    try:
+    w = _workload(1)
+    gd = (w[0], *w[2:7], False)  # target, eta, lam, n_updates, check_every, threshold; no stop (GD has no b)
+    with _Threads(threads):
         t0 = time.perf_counter()
-        K._gd_streams(
-            theta0,
-            True,
-            WORKLOAD["eta"],
-            WORKLOAD["lam"],
-            _n_updates(),
-            WORKLOAD["check_every"],
-            WORKLOAD["threshold"],
-            False,
-            out_theta,
-            rec,
-            upd,
-            np.empty((rows, 0, 2)),
-        )
+        K._gd_streams(theta0, *gd, out_theta, rec, upd, np.empty((rows, 0, 2)))
         dt = time.perf_counter() - t0
-    finally:
-        numba.set_num_threads(old)
     return dt, int(upd.sum())
 
 
@@ -210,6 +176,13 @@ def _best(fn, repeat: int):
     return best
 
 
+def _row(name: str, b: int | None, threads: int, streams: int, dt: float, work: int, unit: str = "inputs") -> dict:
+    """A kernel row: ``work`` (inputs or updates) in ``dt`` seconds, per second and per thread-second."""
+    rate = work / dt
+    keys = ("name", "b", "threads", "streams", "seconds", unit, f"{unit}_per_s", f"{unit}_per_s_per_thread")
+    return dict(zip(keys, (name, b, threads, streams, dt, work, rate, rate / threads), strict=True))
+
+
 def measure_numba(repeat: int, scale: float) -> list[dict]:
     """Rows ``{name, b, threads, streams, seconds, inputs, inputs_per_s, inputs_per_s_per_thread}``."""
     all_threads = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]  # set at import from the environment
@@ -220,51 +193,18 @@ def measure_numba(repeat: int, scale: float) -> list[dict]:
         S = max(16, int(STREAMS[b] * scale))
         for t in thread_counts:
             dt, inputs, _ = _best(lambda b=b, S=S, t=t: run_sgd(b, S, t), repeat)
-            rows.append(
-                {
-                    "name": "sgd_target",
-                    "b": b,
-                    "threads": t,
-                    "streams": S,
-                    "seconds": dt,
-                    "inputs": inputs,
-                    "inputs_per_s": inputs / dt,
-                    "inputs_per_s_per_thread": inputs / dt / t,
-                }
-            )
+            rows.append(_row("sgd_target", b, t, S, dt, inputs))
     run_dd(DD_BATCH, 1, 1)  # warm-up
     S = max(1, int(DD_STREAMS * scale))
     dt, inputs, _ = _best(lambda: run_dd(DD_BATCH, S, 1), repeat)
     f64 = next(r for r in rows if r["name"] == "sgd_target" and r["b"] == DD_BATCH and r["threads"] == 1)
-    rows.append(
-        {
-            "name": "sgd_target_extended",
-            "b": DD_BATCH,
-            "threads": 1,
-            "streams": S,
-            "seconds": dt,
-            "inputs": inputs,
-            "inputs_per_s": inputs / dt,
-            "inputs_per_s_per_thread": inputs / dt,
-            "ratio_to_float64": inputs / dt / f64["inputs_per_s"],
-        }
-    )
+    rows.append(_row("sgd_target_extended", DD_BATCH, 1, S, dt, inputs))
+    rows[-1]["ratio_to_float64"] = inputs / dt / f64["inputs_per_s"]
     run_gd(2, 1)
     G = max(2, int(GD_ROWS * scale))
     for t in thread_counts:
         dt, steps = _best(lambda t=t: run_gd(G, t), repeat)
-        rows.append(
-            {
-                "name": "gd",
-                "b": None,
-                "threads": t,
-                "streams": G,
-                "seconds": dt,
-                "updates": steps,
-                "updates_per_s": steps / dt,
-                "updates_per_s_per_thread": steps / dt / t,
-            }
-        )
+        rows.append(_row("gd", None, t, G, dt, steps, unit="updates"))
     return rows
 
 
@@ -308,7 +248,7 @@ def run_c(exe: Path, b: int, S: int) -> dict[str, Any]:
     return res
 
 
-def _identical(c_rows: list[list[str]], outs: list) -> bool:
+def _identical(c_rows: list[list[str]], outs: Sequence) -> bool:
     theta, _, _, rec, first, count, upd, _ = outs
     if len(c_rows) != len(rec):
         return False

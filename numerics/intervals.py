@@ -130,6 +130,12 @@ def _binary_ratio(x, name: str = "x") -> tuple[int, int] | str:
     return (man << exp, 1) if exp >= 0 else (man, 1 << -exp)
 
 
+def _directed(x, count, name: str, minimum: int, up) -> tuple[int, bool, tuple[int, int] | str]:
+    """A directed printer's checked arguments: ``count`` (digits or places), ``up``, and ``x`` as
+    :func:`_binary_ratio` gives it."""
+    return _check_count(count, name, minimum), _check_up(up), _binary_ratio(x)
+
+
 def directed_str(x: _Real, digits: int, up: bool) -> str:
     """``x`` as a decimal of at most ``digits`` significant digits, rounded exactly towards +inf (``up``) or -inf.
 
@@ -150,9 +156,7 @@ def directed_str(x: _Real, digits: int, up: bool) -> str:
     ...
     ValueError: digits must be an integer >= 1; got 0
     """
-    digits = _check_count(digits, "digits", 1)
-    up = _check_up(up)
-    r = _binary_ratio(x)
+    digits, up, r = _directed(x, digits, "digits", 1, up)
     if isinstance(r, str):
         return r
     num, den = r
@@ -173,9 +177,7 @@ def directed_fixed_str(x: _Real, places: int, up: bool) -> str:
     >>> directed_fixed_str(-mpmath.mpf(1) / 1000, 2, up=False), directed_fixed_str(2.5, 0, up=True)
     ('-0.01', '3')
     """
-    places = _check_count(places, "places", 0)
-    up = _check_up(up)
-    r = _binary_ratio(x)
+    places, up, r = _directed(x, places, "places", 0, up)
     if isinstance(r, str):
         return r
     num, den = r

@@ -49,6 +49,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special, stats
 
+from numerics import validation as V
+
 Z95 = 1.959963984540054  # two-sided 95% quantile Phi^-1(0.975) = 1.95996398454005424 to 1 ulp (the audit's constant)
 Z_MAX = 30.0  # largest z accepted: alpha = 2 Phi(-z) stays a normal float (Phi(-30) ~ 5e-198), so z round-trips
 TIE = (
@@ -59,48 +61,17 @@ ALTERNATIVES = ("two-sided", "greater", "less")
 INTERVALS = ("wilson", "clopper-pearson")
 
 
-# --- validation ---------------------------------------------------------------------------------------
-
-
-def _int(value, name: str, lo: int, hi: int | None = None) -> int:
-    ok = not isinstance(value, bool) and isinstance(value, (int, np.integer))
-    if ok and value >= lo and (hi is None or value <= hi):
-        return int(value)
-    upper = f", {hi}]" if hi is not None else ", oo)"
-    raise ValueError(f"{name} must be an integer in [{lo}{upper}; got {value!r}")
-
-
-def _count(k, n, k_name: str = "k", n_name: str = "n") -> tuple[int, int]:
-    n = _int(n, n_name, 1)
-    return _int(k, k_name, 0, n), n
-
-
-def _real(value, name: str, lo: float, hi: float, *, lo_open: bool, hi_open: bool) -> float:
-    ok = not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
-    if ok:
-        v = float(value)
-        if math.isfinite(v) and (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi):
-            return v
-    left, right = "(" if lo_open else "[", ")" if hi_open else "]"
-    raise ValueError(f"{name} must be a number in {left}{lo:g}, {hi:g}{right}; got {value!r}")
+# --- validation (numerics.validation; bad input raises a ValueError naming the parameter and its range) ----
 
 
 def _z(z) -> float:
-    return _real(z, "z", 0.0, Z_MAX, lo_open=True, hi_open=False)
+    """A normal quantile ``z`` in (0, Z_MAX]."""
+    return V.real(z, "z", 0.0, Z_MAX, lo_open=True)
 
 
 def _alpha(alpha, name: str = "alpha") -> float:
-    return _real(alpha, name, 0.0, 1.0, lo_open=True, hi_open=True)
-
-
-def _prob(p, name: str) -> float:
-    return _real(p, name, 0.0, 1.0, lo_open=False, hi_open=False)
-
-
-def _choice(value, name: str, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(repr(a) for a in allowed)}; got {value!r}")
-    return value
+    """A level (or a target power) in (0, 1)."""
+    return V.level(alpha, name)
 
 
 @lru_cache(maxsize=256)
@@ -133,7 +104,7 @@ def wilson_intervals(k: npt.ArrayLike, n: int, z: float = Z95) -> tuple[np.ndarr
     >>> [round(float(v), 4) for v in (lo[0], lo[1], hi[1])]
     [0.0, 0.0624, 0.1605]
     """
-    n = _int(n, "n", 1)
+    n = V.integer(n, "n", 1)
     arr = np.asarray(k)
     if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer) or arr.min() < 0 or arr.max() > n:
         raise ValueError(f"k must be a non-empty 1-d array of integers in [0, {n}]; got {k!r}")
@@ -156,7 +127,7 @@ def wilson_interval(k: int, n: int, z: float = Z95) -> tuple[float, float]:
     ...
     ValueError: k must be an integer in [0, 2]; got 3
     """
-    k, n = _count(k, n)
+    k, n = V.successes(k, n)
     lo, hi = _wilson_arrays(np.array([k]), n, _z(z))
     return float(lo[0]), float(hi[0])
 
@@ -172,11 +143,11 @@ def clopper_pearson_interval(k: int, n: int, alpha: float = 0.05) -> tuple[float
     >>> clopper_pearson_interval(1, 10, alpha=1.0)
     Traceback (most recent call last):
     ...
-    ValueError: alpha must be a number in (0, 1); got 1.0
+    ValueError: alpha must be a finite real number in (0, 1); got 1.0
     """
     from statsmodels.stats.proportion import proportion_confint
 
-    k, n = _count(k, n)
+    k, n = V.successes(k, n)
     lo, hi = proportion_confint(k, n, alpha=_alpha(alpha), method="beta")
     return float(lo), float(hi)
 
@@ -196,8 +167,8 @@ def newcombe_difference(k1: int, n1: int, k2: int, n2: int, z: float = Z95) -> t
     """
     from statsmodels.stats.proportion import confint_proportions_2indep
 
-    k1, n1 = _count(k1, n1, "k1", "n1")
-    k2, n2 = _count(k2, n2, "k2", "n2")
+    k1, n1 = V.successes(k1, n1, "k1", "n1")
+    k2, n2 = V.successes(k2, n2, "k2", "n2")
     lo, hi = confint_proportions_2indep(k1, n1, k2, n2, method="newcomb", compare="diff", alpha=_alpha_of_z(_z(z)))
     # a difference of proportions lies in [-1, 1]; at the extreme tables (0/n against n/n) statsmodels' sum of the
     # Wilson terms passes -1 or 1 by an ulp (-1.0000000000000002 at 0/7 against 7/7), so the bounds are clipped
@@ -217,9 +188,9 @@ def fisher_exact_p(k1: int, n1: int, k2: int, n2: int, alternative: str = "two-s
     ...
     ValueError: alternative must be one of 'two-sided', 'greater', 'less'; got 'bigger'
     """
-    k1, n1 = _count(k1, n1, "k1", "n1")
-    k2, n2 = _count(k2, n2, "k2", "n2")
-    alt = _choice(alternative, "alternative", ALTERNATIVES)
+    k1, n1 = V.successes(k1, n1, "k1", "n1")
+    k2, n2 = V.successes(k2, n2, "k2", "n2")
+    alt = V.choice(alternative, "alternative", ALTERNATIVES)
     return float(stats.fisher_exact([[k1, n1 - k1], [k2, n2 - k2]], alternative=alt)[1])
 
 
@@ -243,7 +214,7 @@ def homogeneity_exact_p(ks: npt.ArrayLike, ns: npt.ArrayLike) -> float:
     ks_l, ns_l = list(np.atleast_1d(ks)), list(np.atleast_1d(ns))
     if len(ks_l) != len(ns_l) or len(ks_l) < 2:
         raise ValueError(f"ks and ns must have the same length >= 2; got {len(ks_l)} and {len(ns_l)}")
-    pairs = [_count(k, n, f"ks[{i}]", f"ns[{i}]") for i, (k, n) in enumerate(zip(ks_l, ns_l))]
+    pairs = [V.successes(k, n, f"ks[{i}]", f"ns[{i}]") for i, (k, n) in enumerate(zip(ks_l, ns_l))]
     total = sum(k for k, _ in pairs)
     # log binomial coefficients of each sample's counts; a table's log-probability is their sum minus log_norm
     logc = [
@@ -356,9 +327,9 @@ def z_bonferroni(m: int, alpha: float = 0.05) -> float:
     >>> z_bonferroni(0)
     Traceback (most recent call last):
     ...
-    ValueError: m must be an integer in [1, oo); got 0
+    ValueError: m must be an integer >= 1; got 0
     """
-    m = _int(m, "m", 1)
+    m = V.integer(m, "m", 1)
     return float(stats.norm.isf(_alpha(alpha) / (2 * m)))
 
 
@@ -403,8 +374,8 @@ def fisher_p_grid(n1: int, n2: int, alternative: str = "two-sided") -> np.ndarra
     >>> bool(np.isclose(fisher_p_grid(4, 4)[3, 1], 0.4857142857142857))
     True
     """
-    n1, n2 = _int(n1, "n1", 1), _int(n2, "n2", 1)
-    alt = _choice(alternative, "alternative", ALTERNATIVES)
+    n1, n2 = V.integer(n1, "n1", 1), V.integer(n2, "n2", 1)
+    alt = V.choice(alternative, "alternative", ALTERNATIVES)
     return _fisher_p_block(n1, n2, alt, (0, n1), (0, n2))
 
 
@@ -484,9 +455,9 @@ def power_two_sample(
     >>> round(power_two_sample(0.6, 100, 0.3, 100), 3)
     0.992
     """
-    p1, p2 = _prob(p1, "p1"), _prob(p2, "p2")
-    n1, n2 = _int(n1, "n1", 1), _int(n2, "n2", 1)
-    test = _choice(test, "test", TESTS)
+    p1, p2 = V.probability(p1, "p1"), V.probability(p2, "p2")
+    n1, n2 = V.integer(n1, "n1", 1), V.integer(n2, "n2", 1)
+    test = V.choice(test, "test", TESTS)
     r1, r2 = _likely(n1, p1), _likely(n2, p2)
     if test == "newcombe":
         if alternative != "two-sided":
@@ -494,7 +465,7 @@ def power_two_sample(
         reject = _newcombe_rejects(n1, n2, _z(z), r1, r2)
     else:
         level = _alpha(level, "level")
-        reject = _fisher_p_block(n1, n2, _choice(alternative, "alternative", ALTERNATIVES), r1, r2) < level
+        reject = _fisher_p_block(n1, n2, V.choice(alternative, "alternative", ALTERNATIVES), r1, r2) < level
     pmf1 = stats.binom.pmf(np.arange(r1[0], r1[1] + 1), n1, p1)
     pmf2 = stats.binom.pmf(np.arange(r2[0], r2[1] + 1), n2, p2)
     return float(np.clip(pmf1 @ reject.astype(float) @ pmf2, 0.0, 1.0))
@@ -506,7 +477,7 @@ def power_of_region(n: int, p: float, reject: npt.ArrayLike) -> float:
     >>> power_of_region(2, 0.5, [True, False, True])
     0.5
     """
-    n, p = _int(n, "n", 1), _prob(p, "p")
+    n, p = V.integer(n, "n", 1), V.probability(p, "p")
     r = np.asarray(reject, dtype=bool)
     if r.shape != (n + 1,):
         raise ValueError(f"reject must hold n + 1 = {n + 1} booleans (k = 0..n); got shape {r.shape}")
@@ -524,9 +495,9 @@ def power_one_sample(
     >>> round(power_one_sample(0.5, 0.6, 100), 3)
     0.543
     """
-    p0, p = _prob(p0, "p0"), _prob(p, "p")
-    n = _int(n, "n", 1)
-    kind = _choice(interval, "interval", INTERVALS)
+    p0, p = V.probability(p0, "p0"), V.probability(p, "p")
+    n = V.integer(n, "n", 1)
+    kind = V.choice(interval, "interval", INTERVALS)
     # only counts within 12 standard deviations (+ 2) of n p carry probability: the rest is below 1e-30
     spread = 12.0 * math.sqrt(n * p * (1 - p)) + 2.0
     k = np.arange(max(0, math.floor(n * p - spread)), min(n, math.ceil(n * p + spread)) + 1)
@@ -550,9 +521,9 @@ def power_normal(shift: float, se: float, threshold: float) -> float:
     >>> round(power_normal(0.0, 1.0, 1.959963984540054), 6)
     0.05
     """
-    shift = _real(shift, "shift", -math.inf, math.inf, lo_open=True, hi_open=True)
-    se = _real(se, "se", 0.0, math.inf, lo_open=True, hi_open=True)
-    threshold = _real(threshold, "threshold", 0.0, math.inf, lo_open=False, hi_open=True)
+    shift = V.real(shift, "shift")
+    se = V.real(se, "se", 0.0, lo_open=True)
+    threshold = V.real(threshold, "threshold", 0.0)
     return float(stats.norm.sf((threshold - shift) / se) + stats.norm.cdf((-threshold - shift) / se))
 
 
@@ -586,8 +557,8 @@ def power_by_simulation(trial: Callable[[np.random.Generator], bool], reps: int,
     """
     if not callable(trial):
         raise ValueError(f"trial must be a callable rng -> bool; got {trial!r}")
-    reps = _int(reps, "reps", 1)
-    seed = _int(seed, "seed", 0, 2**64 - 1)
+    reps = V.integer(reps, "reps", 1)
+    seed = V.integer(seed, "seed", 0, 2**64 - 1)
     hits = 0
     for i in range(reps):
         rng = np.random.Generator(np.random.Philox(key=np.array([seed, i], dtype=np.uint64)))
@@ -622,9 +593,9 @@ def smallest_n(
     if not callable(power_of_n):
         raise ValueError(f"power_of_n must be a callable n -> power; got {power_of_n!r}")
     target = _alpha(target, "target")
-    n_min = _int(n_min, "n_min", 1)
-    n_max = _int(n_max, "n_max", n_min)
-    rel_tol = _real(rel_tol, "rel_tol", 0.0, 1.0, lo_open=False, hi_open=True)
+    n_min = V.integer(n_min, "n_min", 1)
+    n_max = V.integer(n_max, "n_max", n_min)
+    rel_tol = V.real(rel_tol, "rel_tol", 0.0, 1.0, hi_open=True)
     lo, hi = None, n_min
     while power_of_n(hi) < target:
         if hi >= n_max:

@@ -1,5 +1,5 @@
-"""Parameter checks shared by the numerics: each returns the value in a plain type or raises a
-ValueError that names the parameter, the allowed range and the value given.
+"""Parameter checks shared by the numerics: each returns the value in a plain type (:func:`reals`: a
+float array) or raises a ValueError that names the parameter, the allowed range and the value given.
 
 Bad input must never reach numba or mpmath (their errors name neither the parameter nor the
 range) and must never be silently coerced: a bool is not an integer here, and a float with an
@@ -25,6 +25,18 @@ Traceback (most recent call last):
 ValueError: threshold must be a finite real number in (0.18, 0.59); got 0.7
 >>> range_text(1e-8, 1), range_text(0, None, lo_open=True), range_text(None, 5)
 ('in [1e-08, 1]', '> 0', '<= 5')
+>>> choice("both", "alternative", ("two-sided", "greater"))
+Traceback (most recent call last):
+...
+ValueError: alternative must be one of 'two-sided', 'greater'; got 'both'
+>>> reals([0.5, 4.0], "t", None, 0, math.pi, hi_text="pi")
+Traceback (most recent call last):
+...
+ValueError: t must hold finite real numbers in [0, pi]; got [0.5, 4.0]
+>>> reals([1.0, 2.0], "w", shape=(3,))
+Traceback (most recent call last):
+...
+ValueError: w must be an array of shape (3,); got shape (2,)
 """
 
 from __future__ import annotations
@@ -33,6 +45,8 @@ import math
 import numbers
 import operator
 from typing import Any
+
+import numpy as np
 
 
 def integer(value: Any, name: str, minimum: int, maximum: int | None = None) -> int:
@@ -67,8 +81,8 @@ def range_text(
     hi: float | None,
     *,
     lo_open: bool = False,
-    hi_open: bool = False,
     lo_text: str | None = None,
+    hi_open: bool = False,
     hi_text: str | None = None,
 ) -> str:
     """The allowed range as words: ``in [lo, hi]`` (brackets open or closed), ``> lo``, ``<= hi``...
@@ -123,3 +137,57 @@ def real(
     if not (ok and in_range(x, lo, hi, lo_open=lo_open, hi_open=hi_open)):
         raise ValueError(f"{name} must be {want}; got {value!r}")
     return x
+
+
+def probability(value: Any, name: str) -> float:
+    """``value`` as a float if it is a finite real number in [0, 1]; else a ValueError naming ``name``."""
+    return real(value, name, 0.0, 1.0)
+
+
+def level(value: Any, name: str = "alpha") -> float:
+    """``value`` as a float if it is a finite real number in (0, 1) (a test's level, a target power)."""
+    return real(value, name, 0.0, 1.0, lo_open=True, hi_open=True)
+
+
+def successes(k: Any, n: Any, k_name: str = "k", n_name: str = "n") -> tuple[int, int]:
+    """``(k, n)`` as ints if ``n >= 1`` and ``0 <= k <= n`` are integers (successes of trials); else a ValueError."""
+    n_int = integer(n, n_name, 1)
+    return integer(k, k_name, 0, n_int), n_int
+
+
+def choice(value: Any, name: str, allowed: tuple[Any, ...]) -> Any:
+    """``value`` if it equals one of ``allowed`` (and has its type: ``1`` is not ``True``); else a ValueError
+    naming ``name`` and the allowed values."""
+    if not any(type(value) is type(a) and value == a for a in allowed):
+        raise ValueError(f"{name} must be one of {', '.join(repr(a) for a in allowed)}; got {value!r}")
+    return value
+
+
+def reals(
+    value: Any,
+    name: str,
+    shape: tuple[int, ...] | None = None,
+    lo: float | None = None,
+    hi: float | None = None,
+    *,
+    what: str = "",
+    hi_text: str | None = None,
+) -> np.ndarray:
+    """``value`` as a C-contiguous float array (0-d for a number) if it has ``shape`` (any shape when None;
+    ``what`` names the entries after it) and its entries are finite real numbers in [lo, hi] (None ends unbounded,
+    ``hi_text`` printed for hi); else a ValueError naming ``name`` and the shape or the range. Bools, strings and
+    objects are refused."""
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError):  # a ragged sequence
+        raw = np.asarray(None)
+    if shape is not None and raw.shape != shape:
+        raise ValueError(f"{name} must be an array of shape {shape}{what}; got shape {raw.shape}")
+    where = range_text(lo, hi, hi_text=hi_text)
+    want = "finite real numbers" + ("" if where == "any value" else " " + where)
+    arr = np.asarray(raw, dtype=float, order="C") if raw.dtype.kind in "iuf" else np.full(1, math.nan)
+    ok = bool(np.all(np.isfinite(arr)))
+    ok = ok and (lo is None or bool(np.all(arr >= lo))) and (hi is None or bool(np.all(arr <= hi)))
+    if not ok:
+        raise ValueError(f"{name} must hold {want}; got {value!r}")
+    return arr

@@ -23,6 +23,7 @@ from numerics.rare_gates import sim_kernels as K
 from numerics.rare_gates import sim_rng as R
 from numerics.rare_gates.simulate import balanced_checkpoint, simulate_extended, simulate_sgd
 from numerics.sweep.codec import decode, encode, equal
+from tests.test_sim_correctness import BAD_SGD_PARAMETERS
 
 mp = mpmath.mp
 DPS = 40
@@ -171,9 +172,10 @@ def test_same_inputs_and_times_as_float64():
     S, b, n = 12, 16, 3000
     th = np.tile(balanced_checkpoint(1e-2), (S, 1))
     st = R.seed_states(5, np.arange(S), R.PHASE_TARGET, 0)
-    f64 = [np.empty((S, 6)), np.empty((S, 4), np.uint64), np.empty((S, 4), np.uint64)]
-    f64 += [np.empty(S, np.int64) for _ in range(4)] + [np.empty((S, 0, 2))]
-    K._sgd_streams(th, st, st.copy(), True, b, 0.01, 0.05, n, 10, 0.4, True, 0.0, K.NOISE_NONE, K.LANES, *f64)
+    f64 = K.outputs(S)
+    K._sgd_streams(
+        th, st, st.copy(), K.SGDParams(True, b, 0.01, 0.05, n, 10, 0.4, True, 0.0, K.NOISE_NONE), K.LANES, f64
+    )
     hi, lo, dst, rec, first, count, upd, _ = _dd_run(th, b, 0.01, 0.05, n, 5, np.arange(S), check_every=10)
     assert np.all(rec >= 0)  # every stream recovers here: the comparison has events
     assert np.array_equal(rec, f64[3]) and np.array_equal(first, f64[4]) and np.array_equal(count, f64[5])
@@ -250,18 +252,9 @@ def test_result_encodes_losslessly():
 @pytest.mark.parametrize(
     "kwargs, name",
     [
-        (dict(b=0), "b"),
-        (dict(b=2.0), "b"),
-        (dict(eta=0.0), "eta"),
-        (dict(eta=float("nan")), "eta"),
-        (dict(lam=-1.0), "lam"),
-        (dict(delta0=0.0), "delta0"),
-        (dict(delta0=math.pi), "delta0"),
-        (dict(streams=0), "streams"),
+        *BAD_SGD_PARAMETERS,
         (dict(first_stream=-1), "first_stream"),
-        (dict(horizon=-1.0), "horizon"),
         (dict(seed=-1), "seed"),
-        (dict(check_every=0), "check_every"),
         (dict(threshold=float("inf")), "threshold"),
         (dict(block_updates=0), "block_updates"),
         (dict(delta0=None, theta0=np.zeros(5)), "theta0"),

@@ -15,7 +15,7 @@ THETA = np.array([1.0, 0.5, 1.0, 0.2, -0.3, 0.8])
 @pytest.mark.parametrize("fn", [model.objective, model.objective_grad])
 @pytest.mark.parametrize("lam", [-1e-12, -1.0, math.nan, math.inf, -math.inf, "0.1", None, [0.1]])
 def test_bad_lambda(fn, lam):
-    with pytest.raises(ValueError, match=r"lam \(weight decay\) must be a finite number >= 0"):
+    with pytest.raises(ValueError, match=r"lam \(weight decay\) must be a finite real number >= 0"):
         fn(THETA, "source", lam)
 
 
@@ -34,7 +34,7 @@ def test_numpy_integer_lambda_accepted():
     "t", [-1e-300, -0.1, math.pi + 1e-15, 3.2, math.nan, math.inf, [0.1, math.nan], np.array([0.5, 4.0])]
 )
 def test_angle_outside_range(fn, t):
-    with pytest.raises(ValueError, match=r"t must lie in \[0, pi\]"):
+    with pytest.raises(ValueError, match=r"t must hold finite real numbers in \[0, pi\]"):
         fn(t)
 
 
@@ -54,7 +54,7 @@ def test_angle_endpoints_accepted(fn):
 )
 @pytest.mark.parametrize("theta", [np.zeros(5), np.zeros(7), np.zeros((2, 3)), np.zeros((6, 1)), 1.0, []])
 def test_theta_wrong_shape(fn, theta):
-    with pytest.raises(ValueError, match=r"theta must have shape \(6,\)"):
+    with pytest.raises(ValueError, match=r"theta must be an array of shape \(6,\)"):
         fn(theta)
 
 
@@ -72,7 +72,7 @@ def test_theta_wrong_shape(fn, theta):
 def test_theta_not_finite(fn, bad, pos):
     theta = THETA.copy()
     theta[pos] = bad
-    with pytest.raises(ValueError, match=r"theta must be finite"):
+    with pytest.raises(ValueError, match=r"theta must hold finite real numbers"):
         fn(theta)
 
 
@@ -101,9 +101,9 @@ def test_tiny_hidden_vector_gradient(task):
 
 @pytest.mark.parametrize("task", ["Source", "src", "", None, 1, "target "])
 def test_unknown_task(task):
-    with pytest.raises(ValueError, match=r"task must be 'source' or 'target'"):
+    with pytest.raises(ValueError, match=r"task must be one of 'source', 'target'"):
         model.objective(THETA, task, 0.1)
-    with pytest.raises(ValueError, match=r"task must be 'source' or 'target'"):
+    with pytest.raises(ValueError, match=r"task must be one of 'source', 'target'"):
         model.objective_grad(THETA, task, 0.1)
 
 

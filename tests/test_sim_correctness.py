@@ -29,39 +29,16 @@ THETA = np.array([0.7, 0.5, 0.9, 0.4, -0.3, 0.8])  # separated units, both gates
 EPS = np.finfo(float).eps
 
 
-def _outs(S):
-    return (
-        [np.empty((S, 6)), np.empty((S, 4), np.uint64), np.empty((S, 4), np.uint64)]
-        + [np.empty(S, np.int64) for _ in range(4)]
-        + [np.empty((S, 0, 2))]
-    )
-
-
 def _one_step_gradients(task: str, lam: float, S: int, b: int, seed: int) -> np.ndarray:
     """Per-stream minibatch gradients (S, 6) of one SGD step with eta = 1: theta0 - theta1."""
     th0 = np.tile(THETA, (S, 1))
     ids = np.arange(S)
-    out = _outs(S)
-    K._sgd_streams(
-        th0,
-        R.seed_states(seed, ids),
-        R.seed_states(seed, ids, R.PHASE_NOISE),
-        task == "target",
-        b,
-        1.0,
-        lam,
-        1,
-        0,
-        0.4,
-        False,
-        0.0,
-        K.NOISE_NONE,
-        64,
-        *out,
-    )
+    out = K.outputs(S)
+    par = K.SGDParams(task == "target", b, 1.0, lam, 1, 0, 0.4, False, 0.0, K.NOISE_NONE)
+    K._sgd_streams(th0, R.seed_states(seed, ids), R.seed_states(seed, ids, R.PHASE_NOISE), par, 64, out)
     # theta1 = theta0 - g exactly up to one rounding of theta1 (|error| <= ulp(1) ~ 2e-16,
     # negligible against the standard errors ~1e-3 below)
-    return th0 - out[0]
+    return th0 - out.theta
 
 
 @pytest.mark.parametrize("task, lam", [("target", 0.05), ("source", 0.0)])
@@ -138,27 +115,12 @@ def test_gate_disagreement_frequency_is_delta_over_pi():
     S, b, n_up = 64, 64, 250
     th0 = np.tile(th, (S, 1))
     ids = np.arange(S)
-    out = _outs(S)
-    K._sgd_streams(
-        th0,
-        R.seed_states(5, ids),
-        R.seed_states(5, ids, R.PHASE_NOISE),
-        True,
-        b,
-        0.0,
-        0.0,
-        n_up,
-        0,
-        0.4,
-        False,
-        0.0,
-        K.NOISE_NONE,
-        64,
-        *out,
-    )
-    assert np.array_equal(out[0], th0)  # eta = 0 leaves the parameters exactly in place
+    out = K.outputs(S)
+    par = K.SGDParams(True, b, 0.0, 0.0, n_up, 0, 0.4, False, 0.0, K.NOISE_NONE)
+    K._sgd_streams(th0, R.seed_states(5, ids), R.seed_states(5, ids, R.PHASE_NOISE), par, 64, out)
+    assert np.array_equal(out.theta, th0)  # eta = 0 leaves the parameters exactly in place
     N = S * b * n_up
-    k = int(out[5].sum())
+    k = int(out.disagreements.sum())
     lo, hi = wilson_interval(k, N, Z95)
     assert lo <= delta / math.pi <= hi, (k / N, delta / math.pi)
 
@@ -266,19 +228,22 @@ def test_balanced_checkpoint_and_angles():
         assert math.isclose(math.hypot(th[2], th[3]), math.sqrt(0.45), rel_tol=2 * EPS)
 
 
+# Bad parameters that every SGD entry point refuses, naming the parameter (tests/test_dd_kernel.py reuses them).
+BAD_SGD_PARAMETERS = [
+    *[(dict(b=v), "b") for v in (0, 2.0)],
+    *[(dict(eta=v), "eta") for v in (0.0, float("nan"))],
+    (dict(lam=-1.0), "lam"),
+    *[(dict(delta0=v), "delta0") for v in (0.0, math.pi)],
+    (dict(streams=0), "streams"),
+    (dict(horizon=-1.0), "horizon"),
+    (dict(check_every=0), "check_every"),
+]
+
+
 @pytest.mark.parametrize(
     "kwargs, name",
     [
-        (dict(b=0), "b"),
-        (dict(b=2.0), "b"),
-        (dict(eta=0.0), "eta"),
-        (dict(eta=float("nan")), "eta"),
-        (dict(lam=-1.0), "lam"),
-        (dict(delta0=0.0), "delta0"),
-        (dict(delta0=math.pi), "delta0"),
-        (dict(streams=0), "streams"),
-        (dict(horizon=-1.0), "horizon"),
-        (dict(check_every=0), "check_every"),
+        *BAD_SGD_PARAMETERS,
         (dict(check_every=1.5), "check_every"),
         (dict(noise_s=-0.1), "noise_s"),
         (dict(seed=-1), "seed"),

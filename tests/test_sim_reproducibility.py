@@ -128,14 +128,6 @@ def test_stream_keys_distinct():
     assert np.array_equal(R.seed_states(0, np.array([999, 3])), keys[0][[999, 3]])
 
 
-def _outs(S, n_trace):
-    return (
-        [np.full((S, 6), np.nan), np.zeros((S, 4), np.uint64), np.zeros((S, 4), np.uint64)]
-        + [np.full(S, -7, np.int64) for _ in range(4)]
-        + [np.full((S, n_trace, 2), np.nan)]
-    )
-
-
 @pytest.mark.parametrize(
     "target, b, eta, n_up, k, stop, s, mode, n_trace, delta0",
     [
@@ -152,20 +144,19 @@ def test_lockstep_kernel_equals_simple_kernel(target, b, eta, n_up, k, stop, s, 
     th0 = np.tile(balanced_checkpoint(delta0), (S, 1))
     st = R.seed_states(3, np.arange(S))
     ns = R.seed_states(3, np.arange(S), R.PHASE_NOISE)
-    fast, simple = _outs(S, n_trace), _outs(S, n_trace)
-    K._sgd_streams(th0, st, ns, target, b, eta, 0.05, n_up, k, 0.4, stop, s, mode, 2 * K.LANES, *fast)
-    K._sgd_simple(th0, st, ns, target, b, eta, 0.05, n_up, k, 0.4, stop, s, mode, *simple)
+    fast, simple = K.outputs(S, n_trace), K.outputs(S, n_trace)
+    par = K.SGDParams(target, b, eta, 0.05, n_up, k, 0.4, stop, s, mode)
+    K._sgd_streams(th0, st, ns, par, 2 * K.LANES, fast)
+    K._sgd_simple(th0, st, ns, par, simple)
     for x, y in zip(fast, simple):
         assert np.array_equal(x, y, equal_nan=True)
     assert fast[5].sum() > 0  # disagreements were sampled
     # the returned generator states continue the streams: rerunning from them is the second half
     if not stop and mode == K.NOISE_NONE:
-        half = _outs(S, 0)
-        K._sgd_simple(th0, st, ns, target, b, eta, 0.05, n_up // 2, 0, 0.4, False, 0.0, mode, *half)
-        rest = _outs(S, 0)
-        K._sgd_simple(
-            half[0], half[1], half[2], target, b, eta, 0.05, n_up - n_up // 2, 0, 0.4, False, 0.0, mode, *rest
-        )
+        half = K.outputs(S, 0)
+        K._sgd_simple(th0, st, ns, par._replace(n_updates=n_up // 2, check_every=0, stop=False), half)
+        rest = K.outputs(S, 0)
+        K._sgd_simple(*half[:3], par._replace(n_updates=n_up - n_up // 2, check_every=0, stop=False), rest)
         assert np.array_equal(rest[0], simple[0])
 
 
@@ -176,9 +167,9 @@ def test_disk_inputs_are_the_kernel_draws():
     assert np.allclose(np.hypot(x[:, 0], x[:, 1]), x[:, 2], rtol=4 * np.finfo(float).eps, atol=0)
     # one SGD update with b = 5 from the draws, by hand, equals the kernel's update
     th0 = np.array([0.7, 0.4, 0.9, 0.2, -0.3, 0.8])
-    out = _outs(1, 0)
+    out = K.outputs(1, 0)
     st = R.seed_states(4, np.array([2]))
-    K._sgd_simple(th0[None, :], st, st.copy(), True, 5, 0.1, 0.05, 1, 0, 0.4, False, 0.0, 0, *out)
+    K._sgd_simple(th0[None, :], st, st.copy(), K.SGDParams(True, 5, 0.1, 0.05, 1, 0, 0.4, False, 0.0, 0), out)
     z = x[:, :2] @ th0[2:].reshape(2, 2).T
     h = np.maximum(z, 0.0)
     r = h @ th0[:2] - x[:, 2]
@@ -187,4 +178,4 @@ def test_disk_inputs_are_the_kernel_draws():
         / 5
     )
     expect = th0 - 0.1 * (grad + 0.05 * th0)
-    assert np.allclose(out[0][0], expect, rtol=0, atol=1e-15)
+    assert np.allclose(out.theta[0], expect, rtol=0, atol=1e-15)

@@ -566,24 +566,8 @@ def simulate_svs(
     # early stopping only once the schedule has reached its last value (a warm-up must finish)
     changes = np.flatnonzero(etas != etas[-1]) if n_steps else np.array([], dtype=np.int64)
     tol_from = int(changes[-1]) + 1 if changes.size else 0
-    _svs_gd(
-        a,
-        lo,
-        L,
-        sig,
-        etas,
-        record_every,
-        float(tol),
-        tol_from,
-        out_t,
-        out_sigma,
-        out_resid,
-        out_sharp,
-        out_flip,
-        out_over,
-        out_amin,
-        info,
-    )
+    outs = (out_t, out_sigma, out_resid, out_sharp, out_flip, out_over, out_amin, info)
+    _svs_gd(a, lo, L, sig, etas, record_every, float(tol), tol_from, *outs)
     k = int(info[1])
     config = {
         "depths": L.tolist(),

@@ -60,16 +60,22 @@ def check_pathways(H: SupportsIndex) -> int:
     return check_depth(H, 1, "H")
 
 
-def check_sigma(sigma: float | str | mpmath.mpf, name: str = "sigma") -> mpmath.mpf:
-    """``sigma`` as an mpf (exact for str/int/float input), or ValueError unless positive and finite."""
-    if isinstance(sigma, bool):
-        raise ValueError(f"{name} must be a positive finite number; got {sigma!r}")
+def _finite_mpf(value: object) -> mpmath.mpf | None:
+    """``value`` as a finite mpf (exact for str/int/float input), None if it is not one (a bool is not)."""
+    if isinstance(value, bool):
+        return None
     try:
         with mpmath.workdps(60):
-            s = mpmath.mpf(sigma)
+            x = mpmath.mpf(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive finite number; got {sigma!r}") from None
-    if not (mpmath.isfinite(s) and s > 0):
+        return None
+    return x if mpmath.isfinite(x) else None
+
+
+def check_sigma(sigma: float | str | mpmath.mpf, name: str = "sigma") -> mpmath.mpf:
+    """``sigma`` as an mpf (exact for str/int/float input), or ValueError unless positive and finite."""
+    s = _finite_mpf(sigma)
+    if s is None or not s > 0:
         raise ValueError(f"{name} must be a positive finite number; got {sigma!r}")
     return s
 
@@ -91,18 +97,9 @@ def _check_depths(depths, minimum: int) -> list[int]:
 def _check_sigmas(sigmas) -> list:
     if isinstance(sigmas, (str, bytes)) or not hasattr(sigmas, "__iter__"):
         raise ValueError(f"sigmas must be a sequence of numbers >= 0; got {sigmas!r}")
-    out = []
-    for v in sigmas:
-        if isinstance(v, bool):
-            raise ValueError(f"sigmas must be numbers >= 0; got {sigmas!r}")
-        try:
-            with mpmath.workdps(60):
-                x = mpmath.mpf(v)
-        except (TypeError, ValueError):
-            raise ValueError(f"sigmas must be numbers >= 0; got {sigmas!r}") from None
-        if not (mpmath.isfinite(x) and x >= 0):
-            raise ValueError(f"sigmas must be finite numbers >= 0; got {sigmas!r}")
-        out.append(x)
+    out = [_finite_mpf(v) for v in sigmas]
+    if any(x is None or not x >= 0 for x in out):
+        raise ValueError(f"sigmas must be finite numbers >= 0; got {sigmas!r}")
     if not out:
         raise ValueError("sigmas must not be empty")
     return out
@@ -310,6 +307,14 @@ def certify_allocation(depths: Iterable[int], sigma: float | str | mpmath.mpf = 
     return {"mu": mu_iv, "sigmas": sig_iv, "lam": lam_iv, "sum": total}
 
 
+def _depth_pair(L1: int, L2: int, minimum: int, dps: int) -> tuple[int, int, int]:
+    """Depths ``minimum <= L1 < L2`` and ``dps`` as ints, or a ValueError naming the one that is not."""
+    L1, L2, dps = check_depth(L1, minimum, "L1"), check_depth(L2, minimum, "L2"), check_dps(dps)
+    if not L1 < L2:
+        raise ValueError(f"L1 must be smaller than L2; got L1={L1}, L2={L2}")
+    return L1, L2, dps
+
+
 def share_crossover(L1: int, L2: int, dps: int = 50) -> mpmath.mpf:
     """Two pathways, depths 3 <= L1 < L2: the sigma_* at which the optimal shares are equal.
 
@@ -319,9 +324,7 @@ def share_crossover(L1: int, L2: int, dps: int = 50) -> mpmath.mpf:
     >>> mpmath.nstr(share_crossover(3, 7, 10), 10)
     '0.1118373073'
     """
-    L1, L2, dps = check_depth(L1, 3, "L1"), check_depth(L2, 3, "L2"), check_dps(dps)
-    if not L1 < L2:
-        raise ValueError(f"L1 must be smaller than L2; got L1={L1}, L2={L2}")
+    L1, L2, dps = _depth_pair(L1, L2, 3, dps)
     with mpmath.workdps(dps + _GUARD):
         out = 2 * (mpmath.mpf(L2 - 1) / (L1 - 1)) ** (mpmath.mpf(L1 * L2) / (2 * (L1 - L2)))
     return _round(out, dps)
@@ -333,9 +336,7 @@ def single_path_crossover(L1: int, L2: int, dps: int = 50) -> mpmath.mpf:
     >>> mpmath.nstr(single_path_crossover(3, 7, 10), 10)
     '0.1081585705'
     """
-    L1, L2, dps = check_depth(L1, 2, "L1"), check_depth(L2, 2, "L2"), check_dps(dps)
-    if not L1 < L2:
-        raise ValueError(f"L1 must be smaller than L2; got L1={L1}, L2={L2}")
+    L1, L2, dps = _depth_pair(L1, L2, 2, dps)
     with mpmath.workdps(dps + _GUARD):
         out = (mpmath.mpf(L2) / L1) ** (mpmath.mpf(L1 * L2) / (2 * (L1 - L2)))
     return _round(out, dps)

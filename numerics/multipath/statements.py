@@ -35,6 +35,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..validation import integer, positive
+from .wcr import return_safe_edge
 
 
 def _shares(shares: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -104,17 +105,4 @@ def return_threshold(
     def safe(g: float) -> bool:
         return two_step_margin(g, L, s, sigma, n_grid, zooms) > 0
 
-    lo, hi = 2.0, 4.0
-    if not safe(lo):
-        raise RuntimeError(f"gamma = 2 is not return-safe for L = {L}, shares {s.tolist()}")
-    while safe(hi):
-        lo, hi = hi, 2 * hi
-        if hi > 2.0**20:
-            raise RuntimeError(f"no unsafe gamma found up to 2^20 for L = {L}, shares {s.tolist()}")
-    while hi - lo > rtol * hi:
-        mid = 0.5 * (lo + hi)
-        if safe(mid):
-            lo = mid
-        else:
-            hi = mid
-    return 0.5 * (lo + hi)
+    return float(return_safe_edge(safe, 2.0, 4.0, rtol, 2.0**20, f"for L = {L}, shares {s.tolist()}"))

@@ -151,11 +151,12 @@ def _fixed(call: str, key: str, values) -> Any:
     return lambda _z: [call_cell(call, **{key: v}) for v in values]
 
 
-EXPERIMENTS = call_experiments(
-    "multipath",
-    E.sizes_with,
-    compute,
-    CODE_MODULES,
+def _experiments(specs: list[tuple]) -> dict:
+    """The experiments ``(name, description, cells, assemble)`` of ``specs``, registered with the sweep layer."""
+    return call_experiments("multipath", E.sizes_with, compute, CODE_MODULES, specs)
+
+
+EXPERIMENTS = _experiments(
     [
         (
             "fig1",
@@ -233,41 +234,33 @@ def _pair_assemble(first: str, second: str):
     return assemble
 
 
-EXPERIMENTS = {
-    **EXPERIMENTS,
-    **call_experiments(
-        "multipath",
-        E.sizes_with,
-        compute,
-        CODE_MODULES,
-        [
-            (
-                "window",
-                "Section 6: H = 4, L = 5, 10, 20 at eta S_1 = 0.6, 0.75, 0.9 gamma_WCR(L), 4 initial scales x random "
-                "asymmetries (sizes: mp_window_steps, mp_window_draws)",
-                _window_cells,
-                _pair_assemble("L", "fraction"),
-            ),
-            (
-                "peak",
-                "Section 6 (warm-up): the window members at eta S_1 = 0.75 gamma_WCR(L), L = 5, 10, 20, recorded every "
-                "7 steps (sizes: mp_window_steps, mp_window_draws)",
-                lambda z: [
-                    call_cell("peak_runs", L=L, steps=z.mp_window_steps, draws=z.mp_window_draws)
-                    for L in E.WINDOW_DEPTHS
-                ],
-                _keyed("L"),
-            ),
-            (
-                "supercritical",
-                "Appendix E.6, regime 3: H = 2, L = 3, 5, 10 at eta = 2(1 + excess)/lambda_min, excess 0.01-0.3, "
-                "2 initial scales x random asymmetries, 2e5 steps (sizes: mp_super_draws)",
-                _super_cells,
-                _pair_assemble("L", "excess"),
-            ),
-        ],
-    ),
-}
+EXPERIMENTS |= _experiments(
+    [
+        (
+            "window",
+            "Section 6: H = 4, L = 5, 10, 20 at eta S_1 = 0.6, 0.75, 0.9 gamma_WCR(L), 4 initial scales x random "
+            "asymmetries (sizes: mp_window_steps, mp_window_draws)",
+            _window_cells,
+            _pair_assemble("L", "fraction"),
+        ),
+        (
+            "peak",
+            "Section 6 (warm-up): the window members at eta S_1 = 0.75 gamma_WCR(L), L = 5, 10, 20, recorded every "
+            "7 steps (sizes: mp_window_steps, mp_window_draws)",
+            lambda z: [
+                call_cell("peak_runs", L=L, steps=z.mp_window_steps, draws=z.mp_window_draws) for L in E.WINDOW_DEPTHS
+            ],
+            _keyed("L"),
+        ),
+        (
+            "supercritical",
+            "Appendix E.6, regime 3: H = 2, L = 3, 5, 10 at eta = 2(1 + excess)/lambda_min, excess 0.01-0.3, "
+            "2 initial scales x random asymmetries, 2e5 steps (sizes: mp_super_draws)",
+            _super_cells,
+            _pair_assemble("L", "excess"),
+        ),
+    ],
+)
 
 
 # --- appended: the simulation claims of Sections 5-6 and Figures 1-2, 4, 8, 10 as ensembles ----------------------
@@ -280,55 +273,48 @@ def _three_member_cells(z: E.Sizes) -> list[dict]:
     return [call_cell("three_pathway_members", L=L, gamma=g, draws=z.mp_three_draws) for L, g in panels + balanced_step]
 
 
-EXPERIMENTS = {
-    **EXPERIMENTS,
-    **call_experiments(
-        "multipath",
-        E.sizes_with,
-        compute,
-        CODE_MODULES,
-        [
-            (
-                "fig1_members",
-                "Figures 1-2, Section 5.1 as ensembles: L = 20, H = 2 at eta S_1 = 1.8, 2.2-3.5 and eta = "
-                "2/lambda_min, initial scales x random asymmetries (sizes: mp_fig1_steps, mp_fig1_scales, "
-                "mp_fig1_draws)",
-                lambda z: [
-                    call_cell(
-                        "fig1_members", gamma=g, steps=z.mp_fig1_steps, scales=z.mp_fig1_scales, draws=z.mp_fig1_draws
-                    )
-                    for g in (GAMMA_FIG2_SMALL, *E.GAMMA_EOS, "bal")
-                ],
-                _keyed("gamma"),
-            ),
-            (
-                "hetero_members",
-                "Figures 4, 8, Section 5.3 as ensembles: 25 depth pairs at their eta*, 2 initial scales x random "
-                "asymmetries (sizes: mp_hetero_ens_steps, mp_hetero_draws)",
-                lambda z: [
-                    call_cell("hetero_members", L1=a, L2=b, steps=z.mp_hetero_ens_steps, draws=z.mp_hetero_draws)
-                    for a in E.HETERO_DEPTHS
-                    for b in E.HETERO_DEPTHS
-                ],
-                _pair_assemble("L1", "L2"),
-            ),
-            (
-                "three_members",
-                "Figure 10 as ensembles: H = 3 at eta S_1 = 1, 2.5 (L = 3, 5) and eta = 2/lambda_1^min "
-                "(L = 3, 5, 10, 20), 7 initial scales x random asymmetries, 2e6 steps (sizes: mp_three_draws)",
-                _three_member_cells,
-                _pair_assemble("L", "gamma"),
-            ),
-            (
-                "warmup_members",
-                "Section 6 (warm-up) as ensembles: H = 4, L = 5, constant step, warm-up and short warm-up from 3 "
-                "initial scales x random asymmetries (sizes: mp_warmup_ramp, mp_warmup_draws)",
-                lambda z: [
-                    call_cell("warmup_members", scale=a, ramp=z.mp_warmup_ramp, draws=z.mp_warmup_draws)
-                    for a in E.WARMUP_ENS_GRID
-                ],
-                _keyed("scale"),
-            ),
-        ],
-    ),
-}
+EXPERIMENTS |= _experiments(
+    [
+        (
+            "fig1_members",
+            "Figures 1-2, Section 5.1 as ensembles: L = 20, H = 2 at eta S_1 = 1.8, 2.2-3.5 and eta = "
+            "2/lambda_min, initial scales x random asymmetries (sizes: mp_fig1_steps, mp_fig1_scales, "
+            "mp_fig1_draws)",
+            lambda z: [
+                call_cell(
+                    "fig1_members", gamma=g, steps=z.mp_fig1_steps, scales=z.mp_fig1_scales, draws=z.mp_fig1_draws
+                )
+                for g in (GAMMA_FIG2_SMALL, *E.GAMMA_EOS, "bal")
+            ],
+            _keyed("gamma"),
+        ),
+        (
+            "hetero_members",
+            "Figures 4, 8, Section 5.3 as ensembles: 25 depth pairs at their eta*, 2 initial scales x random "
+            "asymmetries (sizes: mp_hetero_ens_steps, mp_hetero_draws)",
+            lambda z: [
+                call_cell("hetero_members", L1=a, L2=b, steps=z.mp_hetero_ens_steps, draws=z.mp_hetero_draws)
+                for a in E.HETERO_DEPTHS
+                for b in E.HETERO_DEPTHS
+            ],
+            _pair_assemble("L1", "L2"),
+        ),
+        (
+            "three_members",
+            "Figure 10 as ensembles: H = 3 at eta S_1 = 1, 2.5 (L = 3, 5) and eta = 2/lambda_1^min "
+            "(L = 3, 5, 10, 20), 7 initial scales x random asymmetries, 2e6 steps (sizes: mp_three_draws)",
+            _three_member_cells,
+            _pair_assemble("L", "gamma"),
+        ),
+        (
+            "warmup_members",
+            "Section 6 (warm-up) as ensembles: H = 4, L = 5, constant step, warm-up and short warm-up from 3 "
+            "initial scales x random asymmetries (sizes: mp_warmup_ramp, mp_warmup_draws)",
+            lambda z: [
+                call_cell("warmup_members", scale=a, ramp=z.mp_warmup_ramp, draws=z.mp_warmup_draws)
+                for a in E.WARMUP_ENS_GRID
+            ],
+            _keyed("scale"),
+        ),
+    ],
+)

@@ -38,8 +38,9 @@ Reference: arXiv 2606.05219, Section 6 (Eqs. (19)-(23), Theorem 6.2) and Appendi
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import SupportsIndex
+from typing import Any, SupportsIndex
 
 import mpmath
 import numpy as np
@@ -405,6 +406,25 @@ def two_step(
         return c, w1, w2
 
 
+def return_safe_edge(safe: Callable[[Any], bool], lo: Any, hi: Any, rel: Any, cap: float, where: str) -> Any:
+    """The step gamma where ``safe`` (return safety, true below the edge) turns false: bracket and bisect.
+
+    ``safe(lo)`` must hold; ``hi`` doubles until ``safe(hi)`` fails (a RuntimeError past ``cap``),
+    then bisection halves [lo, hi] until ``hi - lo <= rel hi`` and returns the midpoint. In floats
+    or mpf (halving is exact in both); ``where`` ends the error messages.
+    """
+    if not safe(lo):
+        raise RuntimeError(f"gamma = {lo} is not return-safe {where}")
+    while safe(hi):
+        lo, hi = hi, 2 * hi
+        if hi > cap:
+            raise RuntimeError(f"no unsafe gamma found up to {cap:.6g} {where}")
+    while hi - lo > rel * hi:
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if safe(mid) else (lo, mid)
+    return (lo + hi) / 2
+
+
 def knife_edge_gamma(L: int, sigma: float | str | mpmath.mpf = 1, digits: int = 15) -> mpmath.mpf:
     """gamma at the knife edge of the map itself: eta* S_1 where the worst overshoot returns to 0.
 
@@ -430,17 +450,7 @@ def knife_edge_gamma(L: int, sigma: float | str | mpmath.mpf = 1, digits: int = 
                 raise RuntimeError(f"no overshoot at gamma={g}: the bracket is below the onset")
             return chain_map(w1, eta, L, sig) > 0
 
-        lo, hi = mpmath.mpf("1.5"), mpmath.mpf("2.5")
-        if not safe(lo):
-            raise RuntimeError(f"gamma=1.5 is not return-safe at L={L}")
-        while safe(hi):
-            lo, hi = hi, 2 * hi
-            if hi > 10**6:
-                raise RuntimeError(f"no unsafe step found up to gamma=1e6 at L={L}")
         rel = mpmath.mpf(10) ** (-(digits + 2))
-        while hi - lo > rel * hi:
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if safe(mid) else (lo, mid)
-        g = (lo + hi) / 2
+        g = return_safe_edge(safe, mpmath.mpf("1.5"), mpmath.mpf("2.5"), rel, 10**6, f"at L = {L}")
     with mpmath.workdps(digits):
         return +g

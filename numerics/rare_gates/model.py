@@ -20,17 +20,18 @@ series, and the Cartesian kernel uses ``atan2`` and ``x - atan(x)`` by series.
 from __future__ import annotations
 
 import math
-import numbers
-from typing import cast
 
 import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from numerics import validation as V
+
 TWO_PI = 2.0 * math.pi
 PI_HI = math.pi
 PI_LO = 1.2246467991473532e-16  # pi - PI_HI to double precision
 Q = 2.0 / math.pi  # E[relu(e1.X)|X|]; derived in derivations.rare_gates.kernels.q_constant
+TASKS = ("source", "target")
 
 
 @njit(cache=True)
@@ -187,30 +188,21 @@ def _risk_grad(theta, target, lam, out):
         out[3 + 2 * i] = gy + lam * wi[1]
 
 
-def _check_angle(t, name="t"):
-    arr = np.asarray(t, dtype=float)
-    if not np.all(np.isfinite(arr)) or np.any(arr < 0.0) or np.any(arr > math.pi):
-        raise ValueError(f"{name} must lie in [0, pi]; got {t!r}")
-    return arr
+def _check_angle(t: npt.ArrayLike) -> np.ndarray:
+    return V.reals(t, "t", None, 0.0, math.pi, hi_text="pi")
 
 
-def _check_theta(theta):
-    th = np.asarray(theta, dtype=float)
-    if th.shape != (6,):
-        raise ValueError(f"theta must have shape (6,) = (a1, a2, w1x, w1y, w2x, w2y); got shape {th.shape}")
-    if not np.all(np.isfinite(th)):
-        raise ValueError(f"theta must be finite; got {theta!r}")
-    return np.ascontiguousarray(th)
+def _check_theta(theta: npt.ArrayLike) -> np.ndarray:
+    return V.reals(theta, "theta", (6,), what=" = (a1, a2, w1x, w1y, w2x, w2y)")
 
 
-def _check_lam(lam):
-    if (
-        isinstance(lam, (bool, np.bool_))
-        or not isinstance(lam, numbers.Real)
-        or not (math.isfinite(lam) and cast(float, lam) >= 0)
-    ):
-        raise ValueError(f"lam (weight decay) must be a finite number >= 0; got {lam!r}")
-    return float(lam)
+def _check_lam(lam: float) -> float:
+    return V.real(lam, "lam (weight decay)", 0.0)
+
+
+def is_target(task: str) -> bool:
+    """Whether ``task`` is ``'target'`` (else ``'source'``); a ValueError naming ``task`` otherwise."""
+    return V.choice(task, "task", TASKS) == "target"
 
 
 def J(t: npt.ArrayLike) -> np.ndarray | float:
@@ -248,23 +240,17 @@ def target_risk(theta: npt.ArrayLike) -> float:
 def objective(theta: npt.ArrayLike, task: str, lam: float) -> float:
     """F = R_task + lam/2 |theta|^2, ``task`` in {'source', 'target'}."""
     th = _check_theta(theta)
-    target = _check_task(task)
+    target = is_target(task)
     return _risk(th, target) + 0.5 * _check_lam(lam) * float(th @ th)
 
 
 def objective_grad(theta: npt.ArrayLike, task: str, lam: float) -> np.ndarray:
     """Gradient of :func:`objective` (the negative population field); hidden vectors must be nonzero."""
     th = _check_theta(theta)
-    target = _check_task(task)
+    target = is_target(task)
     lam = _check_lam(lam)
     if math.hypot(th[2], th[3]) == 0.0 or math.hypot(th[4], th[5]) == 0.0:
         raise ValueError("theta: hidden vectors w1 and w2 must be nonzero for the gradient")
     out = np.empty(6)
     _risk_grad(th, target, lam, out)
     return out
-
-
-def _check_task(task):
-    if task not in ("source", "target"):
-        raise ValueError(f"task must be 'source' or 'target'; got {task!r}")
-    return task == "target"

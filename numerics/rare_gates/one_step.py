@@ -61,11 +61,7 @@ def _thetas(theta) -> np.ndarray:
 
 
 def _lam(lam) -> float:
-    if isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating, np.integer)):
-        raise ValueError(f"lam (weight decay) must be a finite number >= 0; got {lam!r}")
-    if not math.isfinite(float(lam)) or lam < 0:
-        raise ValueError(f"lam (weight decay) must be a finite number >= 0; got {lam!r}")
-    return float(lam)
+    return V.real(lam, "lam (weight decay)", 0.0)
 
 
 def _sizes(b, n) -> tuple[int, int]:
@@ -86,7 +82,7 @@ def sample_disk(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
 def sample_gradients(theta: npt.ArrayLike, task: str, x: np.ndarray) -> np.ndarray:
     """Per-sample gradients of ``(f(x) - y(x))^2 / 2`` in theta (no weight decay), shape ``x.shape[:-1] + (6,)``."""
     th = _theta(theta)
-    target = model._check_task(task)
+    target = model.is_target(task)
     x = np.asarray(x, dtype=float)
     if x.ndim < 1 or x.shape[-1] != 2:
         raise ValueError(f"x must have last axis of length 2; got shape {x.shape}")
@@ -108,7 +104,7 @@ def sample_gradients(theta: npt.ArrayLike, task: str, x: np.ndarray) -> np.ndarr
 def minibatch_gradients(theta: npt.ArrayLike, task: str, lam: float, b: int, n: int, seed) -> np.ndarray:
     """``n`` independent minibatch gradients ``(1/b) sum_j grad l(X_j) + lam theta``, shape ``(n, 6)``."""
     th = _theta(theta)
-    model._check_task(task)
+    model.is_target(task)
     lam = _lam(lam)
     b, n = _sizes(b, n)
     x = sample_disk(_rng(seed), (n, b))
@@ -131,7 +127,7 @@ def sgd_steps(
     """
     eta = V.positive(eta, "eta")
     lam = _lam(lam)
-    target = model._check_task(task)
+    target = model.is_target(task)
     b, streams = _sizes(b, streams)
     steps = V.integer(steps, "steps", 0)
     rng = _rng(seed)

@@ -40,21 +40,24 @@ as on AVX-512; and a risk check first evaluates a certified lower bound (:func:`
 ``atan2``/``hypot``) and calls ``model._risk`` only when the bound does not already exceed
 the threshold, which leaves every outcome unchanged.
 
-Caching caveat: numba's on-disk cache (``cache=True``) is invalidated by edits to a
-function's own file only, not by edits to callees in other modules; after changing
-``sim_rng.py`` or ``model.py``, delete ``numerics/rare_gates/__pycache__/*.nb[ic]``.
+Arguments. The SGD kernels take their scalar parameters as one :class:`SGDParams` and
+their outputs as one :class:`Outputs` (:func:`outputs` allocates them): named tuples,
+which numba passes by value, so every kernel states them once; :func:`_sgd_chunk` unpacks
+them once per chunk and the lane loops get plain scalars, as before. Numba's on-disk cache
+is keyed to the kernels' source by ``numerics/__init__.py`` (nothing to clear by hand).
 
-Outputs per stream ``s`` (``-1`` means "never"): ``out_theta[s]`` final parameters,
-``out_state[s]`` / ``out_nstate[s]`` final input / noise generator states (so a run can be
-continued exactly), ``out_rec[s]`` update count at recovery, ``out_first[s]`` the 1-based
-update whose batch held the first disagreement (time ``out_first * eta``),
-``out_count[s]`` disagreements sampled, ``out_updates[s]`` updates performed, and
-``trace[s, m] = (risk, angle)`` at check m for ``m < trace.shape[1]`` (NaN after a stop).
+Outputs per stream ``s`` (``-1`` means "never"), the fields of :class:`Outputs`:
+``theta[s]`` final parameters, ``state[s]`` / ``nstate[s]`` final input / noise generator
+states (so a run can be continued exactly), ``rec[s]`` update count at recovery,
+``first[s]`` the 1-based update whose batch held the first disagreement (time
+``first * eta``), ``disagreements[s]`` sampled, ``updates[s]`` updates performed,
+and ``trace[s, m] = (risk, angle)`` at check m for ``m < trace.shape[1]`` (NaN after a stop).
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -81,6 +84,46 @@ _Q = 2.0 / math.pi  # model.Q
 # Slack of the risk pre-check: the bound below and model._risk differ by rounding only
 # (about 1e-16 times the sum of the absolute terms); 1e-12 relative is 10^4 times that.
 _RLO_SLACK = 1e-12
+
+
+class SGDParams(NamedTuple):
+    """The scalar parameters of the SGD kernels, one argument (numba passes the tuple by value)."""
+
+    target: bool  # label |x| (True) or relu(x1) (False)
+    b: int  # batch size
+    eta: float  # step
+    lam: float  # weight decay
+    n_updates: int  # horizon in updates
+    check_every: int  # risk check every k updates from update 0; <= 0: none
+    threshold: float  # recovery: target risk <= threshold
+    stop: bool  # a stream ends at its recovery
+    noise_s: float  # Appendix 20 control s (0.0 with NOISE_NONE)
+    noise_mode: int  # NOISE_NONE, NOISE_INDEPENDENT or NOISE_SHARED
+
+
+class Outputs(NamedTuple):
+    """The SGD kernels' per-stream outputs (see the module doc), one argument."""
+
+    theta: np.ndarray  # (S, 6) final parameters
+    state: np.ndarray  # (S, 4) uint64 final input generator states
+    nstate: np.ndarray  # (S, 4) uint64 final noise generator states
+    rec: np.ndarray  # (S,) int64 update count at recovery, -1 never
+    first: np.ndarray  # (S,) int64 1-based update of the first disagreement, -1 never
+    disagreements: np.ndarray  # (S,) int64 disagreements sampled
+    updates: np.ndarray  # (S,) int64 updates performed
+    trace: np.ndarray  # (S, checks, 2) (risk, angle) per check, NaN after a stop; checks = 0 for none
+
+
+def outputs(streams: int, checks: int = 0) -> Outputs:
+    """Fresh :class:`Outputs` for ``streams`` streams, tracing the first ``checks`` checks.
+
+    Filled with values no kernel writes (NaN parameters, all-zero generator states, counters
+    -2), so an output a kernel failed to write shows in a comparison.
+    """
+    rec, first, disagreements, updates = np.full((4, streams), -2, dtype=np.int64)
+    states = np.zeros((2, streams, 4), dtype=np.uint64)
+    theta, trace = np.full((streams, 6), np.nan), np.full((streams, checks, 2), np.nan)
+    return Outputs(theta, states[0], states[1], rec, first, disagreements, updates, trace)
 
 
 @njit(cache=True, inline="always")
@@ -269,47 +312,23 @@ def _lane_set(F, l, th):
 
 
 @njit(cache=True)
-def _lane_finish(F, U, NS, I, l, out_theta, out_state, out_nstate, out_rec, out_first, out_count, out_updates):
+def _lane_finish(F, U, NS, I, l, out):
     """Write lane l's stream results to the outputs."""
     L = LANES
     s = I[_SID * L + l]
     for i in range(6):
-        out_theta[s, i] = F[i * L + l]
+        out.theta[s, i] = F[i * L + l]
     for i in range(4):
-        out_state[s, i] = U[i * L + l]
-        out_nstate[s, i] = NS[l, i]
-    out_rec[s] = I[_REC * L + l]
-    out_first[s] = I[_FIRST * L + l]
-    out_count[s] = I[_COUNT * L + l]
-    out_updates[s] = I[_N * L + l]
+        out.state[s, i] = U[i * L + l]
+        out.nstate[s, i] = NS[l, i]
+    out.rec[s] = I[_REC * L + l]
+    out.first[s] = I[_FIRST * L + l]
+    out.disagreements[s] = I[_COUNT * L + l]
+    out.updates[s] = I[_N * L + l]
 
 
 @njit(cache=True)
-def _lane_refill(
-    F,
-    U,
-    NS,
-    I,
-    l,
-    nxt,
-    hi,
-    theta0,
-    states,
-    nstates,
-    n_updates,
-    check_every,
-    threshold,
-    stop,
-    th,
-    trace,
-    out_theta,
-    out_state,
-    out_nstate,
-    out_rec,
-    out_first,
-    out_count,
-    out_updates,
-):
+def _lane_refill(F, U, NS, I, l, nxt, hi, theta0, states, nstates, par, th, out):
     """Load the next pending stream into lane l (finishing at once those done at update 0); return ``nxt``."""
     L = LANES
     I[_SID * L + l] = -1
@@ -323,19 +342,19 @@ def _lane_refill(
             NS[l, i] = nstates[s, i]
         I[_SID * L + l] = s
         I[_N * L + l] = 0
-        I[_CD * L + l] = check_every if check_every > 0 else _NEVER
+        I[_CD * L + l] = par.check_every if par.check_every > 0 else _NEVER
         I[_REC * L + l] = -1
         I[_FIRST * L + l] = -1
         I[_COUNT * L + l] = 0
-        done = n_updates <= 0
-        if check_every > 0:
+        done = par.n_updates <= 0
+        if par.check_every > 0:
             _lane_get(F, l, th)
-            if _check(th, 0, s, threshold, trace, -math.inf):
+            if _check(th, 0, s, par.threshold, out.trace, -math.inf):
                 I[_REC * L + l] = 0
-                done = done or stop
+                done = done or par.stop
         if not done:
             return nxt
-        _lane_finish(F, U, NS, I, l, out_theta, out_state, out_nstate, out_rec, out_first, out_count, out_updates)
+        _lane_finish(F, U, NS, I, l, out)
         I[_SID * L + l] = -1
     I[_N * L + l] = -_NEVER  # an idle lane never asks for attention
     I[_CD * L + l] = _NEVER
@@ -343,32 +362,10 @@ def _lane_refill(
 
 
 @njit(cache=True)
-def _sgd_chunk(
-    lo,
-    hi,
-    theta0,
-    states,
-    nstates,
-    target,
-    b,
-    eta,
-    lam,
-    n_updates,
-    check_every,
-    threshold,
-    stop,
-    noise_s,
-    noise_mode,
-    out_theta,
-    out_state,
-    out_nstate,
-    out_rec,
-    out_first,
-    out_count,
-    out_updates,
-    trace,
-):
+def _sgd_chunk(lo, hi, theta0, states, nstates, par, out):
     """Run streams ``lo..hi-1`` in :data:`LANES` lock-step lanes with refill (see module doc)."""
+    target, b, eta, lam, n_updates, check_every, threshold, stop, noise_s, noise_mode = par
+    trace = out.trace
     L = LANES
     F = np.zeros(_FROWS * L)
     for l in range(L):
@@ -383,31 +380,7 @@ def _sgd_chunk(
     nxt = lo
     active = 0
     for l in range(L):
-        nxt = _lane_refill(
-            F,
-            U,
-            NS,
-            I,
-            l,
-            nxt,
-            hi,
-            theta0,
-            states,
-            nstates,
-            n_updates,
-            check_every,
-            threshold,
-            stop,
-            th,
-            trace,
-            out_theta,
-            out_state,
-            out_nstate,
-            out_rec,
-            out_first,
-            out_count,
-            out_updates,
-        )
+        nxt = _lane_refill(F, U, NS, I, l, nxt, hi, theta0, states, nstates, par, th, out)
         if I[_SID * L + l] >= 0:
             active += 1
     while active > 0:
@@ -437,66 +410,19 @@ def _sgd_chunk(
                         I[_REC * L + l] = n
                     done = done or stop
             if done:
-                _lane_finish(
-                    F, U, NS, I, l, out_theta, out_state, out_nstate, out_rec, out_first, out_count, out_updates
-                )
-                nxt = _lane_refill(
-                    F,
-                    U,
-                    NS,
-                    I,
-                    l,
-                    nxt,
-                    hi,
-                    theta0,
-                    states,
-                    nstates,
-                    n_updates,
-                    check_every,
-                    threshold,
-                    stop,
-                    th,
-                    trace,
-                    out_theta,
-                    out_state,
-                    out_nstate,
-                    out_rec,
-                    out_first,
-                    out_count,
-                    out_updates,
-                )
+                _lane_finish(F, U, NS, I, l, out)
+                nxt = _lane_refill(F, U, NS, I, l, nxt, hi, theta0, states, nstates, par, th, out)
                 if I[_SID * L + l] < 0:
                     active -= 1
 
 
 @njit(cache=True)
-def _sgd_simple(
-    theta0,
-    states,
-    nstates,
-    target,
-    b,
-    eta,
-    lam,
-    n_updates,
-    check_every,
-    threshold,
-    stop,
-    noise_s,
-    noise_mode,
-    out_theta,
-    out_state,
-    out_nstate,
-    out_rec,
-    out_first,
-    out_count,
-    out_updates,
-    trace,
-):
+def _sgd_simple(theta0, states, nstates, par, out):
     """Straightforward reference of :func:`_sgd_streams`: one stream at a time, scalar, exact checks.
 
     Same arguments (no ``chunk``) and the same outputs, bit for bit; tests compare the two.
     """
+    target, b, eta, lam, n_updates, check_every, threshold, stop, noise_s, noise_mode = par
     th = np.empty(6)
     st = np.empty((1, 4), dtype=np.uint64)
     ns = np.empty((1, 4), dtype=np.uint64)
@@ -506,17 +432,14 @@ def _sgd_simple(
         th[:] = theta0[s]
         st[0, :] = states[s]
         ns[0, :] = nstates[s]
-        rec = -1
-        first = -1
-        count = 0
-        n = 0
+        rec = first = -1
+        count = n = 0
         while True:
-            if check_every > 0 and n % check_every == 0:
-                if _check(th, n // check_every, s, threshold, trace, -math.inf):
-                    if rec < 0:
-                        rec = n
-                    if stop:
-                        break
+            due = check_every > 0 and n % check_every == 0
+            if due and _check(th, n // check_every, s, threshold, out.trace, -math.inf):
+                rec = n if rec < 0 else rec
+                if stop:
+                    break
             if n >= n_updates:
                 break
             g0 = g1 = g2 = g3 = g4 = g5 = dis = 0.0
@@ -546,43 +469,18 @@ def _sgd_simple(
                     first = n
             if noise_mode != NOISE_NONE:
                 _add_noise(th, ns, 0, sd, noise_mode)
-        out_theta[s, :] = th
-        out_state[s, :] = st[0]
-        out_nstate[s, :] = ns[0]
-        out_rec[s] = rec
-        out_first[s] = first
-        out_count[s] = count
-        out_updates[s] = n
+        out.theta[s, :] = th
+        out.state[s, :] = st[0]
+        out.nstate[s, :] = ns[0]
+        out.rec[s], out.first[s], out.disagreements[s], out.updates[s] = rec, first, count, n
 
 
 @njit(cache=True, parallel=True)
-def _sgd_streams(
-    theta0,
-    states,
-    nstates,
-    target,
-    b,
-    eta,
-    lam,
-    n_updates,
-    check_every,
-    threshold,
-    stop,
-    noise_s,
-    noise_mode,
-    chunk,
-    out_theta,
-    out_state,
-    out_nstate,
-    out_rec,
-    out_first,
-    out_count,
-    out_updates,
-    trace,
-):
+def _sgd_streams(theta0, states, nstates, par, chunk, out):
     """Online SGD for every stream (rows of ``theta0``); chunks of ``chunk`` streams run in parallel.
 
-    ``target``: label |x| (True) or relu(x1) (False). ``check_every <= 0``: no risk checks.
+    ``par``: the :class:`SGDParams` (``target``: label |x| (True) or relu(x1) (False);
+    ``check_every <= 0``: no risk checks); ``out``: the :class:`Outputs`, filled per stream.
     ``chunk`` changes only the schedule, never the results.
     """
     S = theta0.shape[0]
@@ -590,123 +488,34 @@ def _sgd_streams(
     for c in prange(n_chunks):
         lo = c * chunk
         hi = min(S, lo + chunk)
-        _sgd_chunk(
-            lo,
-            hi,
-            theta0,
-            states,
-            nstates,
-            target,
-            b,
-            eta,
-            lam,
-            n_updates,
-            check_every,
-            threshold,
-            stop,
-            noise_s,
-            noise_mode,
-            out_theta,
-            out_state,
-            out_nstate,
-            out_rec,
-            out_first,
-            out_count,
-            out_updates,
-            trace,
-        )
+        _sgd_chunk(lo, hi, theta0, states, nstates, par, out)
 
 
 @njit(cache=True)
-def _warm_sgd(
-    theta0,
-    src_states,
-    tgt_states,
-    nstates,
-    b,
-    eta,
-    lam,
-    n_source,
-    n_target,
-    check_every,
-    threshold,
-    stop,
-    noise_s,
-    noise_mode,
-    chunk,
-    out_ckpt,
-    out_theta,
-    out_state,
-    out_nstate,
-    out_rec,
-    out_first,
-    out_count,
-    out_updates,
-    trace,
-):
-    """Warm run: ``n_source`` source SGD updates (no checks, no noise), then target SGD.
+def _warm_sgd(theta0, src_states, tgt_states, nstates, n_source, par, chunk, ckpt, out):
+    """Warm run: ``n_source`` source SGD updates (no checks, no noise), then target SGD with ``par``.
 
     Not itself parallel: both phases run through the parallel :func:`_sgd_streams`.
 
-    The checkpoint lands in ``out_ckpt``; the target phase starts from it with the target
-    states ``tgt_states`` and fills the other outputs as :func:`_sgd_streams`.
+    The checkpoint lands in ``ckpt``; the target phase starts from it with the target
+    states ``tgt_states`` and fills ``out`` as :func:`_sgd_streams`. The source phase takes
+    ``b``, ``eta``, ``lam`` and ``threshold`` from ``par``.
     """
     S = theta0.shape[0]
-    src_out_state = np.empty_like(src_states)
-    src_out_nstate = np.empty_like(nstates)
-    src_rec = np.empty(S, dtype=np.int64)
-    src_first = np.empty(S, dtype=np.int64)
-    src_count = np.empty(S, dtype=np.int64)
-    src_updates = np.empty(S, dtype=np.int64)
-    no_trace = np.empty((S, 0, 2))
-    _sgd_streams(
-        theta0,
-        src_states,
-        nstates,
-        False,
-        b,
-        eta,
-        lam,
-        n_source,
-        0,
-        threshold,
-        False,
-        0.0,
-        NOISE_NONE,
-        chunk,
-        out_ckpt,
-        src_out_state,
-        src_out_nstate,
-        src_rec,
-        src_first,
-        src_count,
-        src_updates,
-        no_trace,
+    source = SGDParams(False, par.b, par.eta, par.lam, n_source, 0, par.threshold, False, 0.0, NOISE_NONE)
+    counters = np.empty((4, S), dtype=np.int64)
+    src_out = Outputs(
+        ckpt,
+        np.empty_like(src_states),
+        np.empty_like(nstates),
+        counters[0],
+        counters[1],
+        counters[2],
+        counters[3],
+        np.empty((S, 0, 2)),
     )
-    _sgd_streams(
-        out_ckpt,
-        tgt_states,
-        nstates,
-        True,
-        b,
-        eta,
-        lam,
-        n_target,
-        check_every,
-        threshold,
-        stop,
-        noise_s,
-        noise_mode,
-        chunk,
-        out_theta,
-        out_state,
-        out_nstate,
-        out_rec,
-        out_first,
-        out_count,
-        out_updates,
-        trace,
-    )
+    _sgd_streams(theta0, src_states, nstates, source, chunk, src_out)
+    _sgd_streams(ckpt, tgt_states, nstates, par, chunk, out)
 
 
 @njit(cache=True)

@@ -303,7 +303,7 @@ def simulate_sgd(
     run = _SGDRun(cfg, n_source, n_target, NOISE_MODES[noise] if cfg["noise_s"] > 0.0 else K.NOISE_NONE, n_threads)
     tgt = R.seed_states(cfg["seed"], ids, PHASE_TARGET, n_source)
     nst = R.seed_states(cfg["seed"], ids, PHASE_NOISE, n_source)
-    out = _alloc(S, n_target // cfg["check_every"] + 1 if trace else 0)
+    out = K.outputs(S, n_target // cfg["check_every"] + 1 if trace else 0)
     ckpt = np.empty((S, 6)) if n_source > 0 else None
     t0 = time.perf_counter()
     old = numba.get_num_threads()
@@ -311,9 +311,9 @@ def simulate_sgd(
     try:
         if progress is None and n_source > 0:
             src = R.seed_states(cfg["seed"], ids, PHASE_SOURCE, 0)
-            K._warm_sgd(th0, src, tgt, nst, *run.head, n_source, n_target, *run.tail, run.chunk(S), ckpt, *out)
+            K._warm_sgd(th0, src, tgt, nst, n_source, run.params(n_target), run.chunk(S), ckpt, out)
         elif progress is None:
-            K._sgd_streams(th0, tgt, nst, True, *run.head, n_target, *run.tail, run.chunk(S), *out)
+            K._sgd_streams(th0, tgt, nst, run.params(n_target), run.chunk(S), out)
         else:
             start = th0
             if n_source > 0:
@@ -326,20 +326,6 @@ def simulate_sgd(
         numba.set_num_threads(old)
     theta, _, _, rec, first, count, updates, tr = out
     return _result(cfg, ids, eta, rec, first, count, theta, updates, t0, ckpt, tr if trace else None)
-
-
-def _alloc(S: int, n_trace: int) -> list:
-    """Kernel outputs: theta, input states, noise states, rec, first, count, updates, trace."""
-    return [
-        np.empty((S, 6)),
-        np.empty((S, 4), dtype=np.uint64),
-        np.empty((S, 4), dtype=np.uint64),
-        np.empty(S, dtype=np.int64),
-        np.empty(S, dtype=np.int64),
-        np.empty(S, dtype=np.int64),
-        np.empty(S, dtype=np.int64),
-        np.full((S, n_trace, 2), np.nan),
-    ]
 
 
 class _SGDRun:
@@ -361,6 +347,10 @@ class _SGDRun:
         self.tail = (cfg["check_every"], cfg["threshold"], cfg["stop_at_recovery"], cfg["noise_s"], mode)
         self.total = n_source + n_target
 
+    def params(self, n_updates: int) -> K.SGDParams:
+        """The target phase's kernel parameters over ``n_updates`` updates."""
+        return K.SGDParams(True, *self.head, n_updates, *self.tail)
+
     def chunk(self, streams: int) -> int:
         """Streams per parallel chunk: whole lane pools, one chunk per thread (schedule only)."""
         return K.LANES * _ceil_div(_ceil_div(streams, self.threads), K.LANES)
@@ -377,29 +367,16 @@ class _SGDRun:
         done, seg = 0, self._segment(self.n_source)
         while done < self.n_source:
             m = min(seg, self.n_source - done)
-            o = _alloc(S, 0)
-            K._sgd_streams(
-                theta,
-                st,
-                nstates,
-                False,
-                *self.head,
-                m,
-                0,
-                self.cfg["threshold"],
-                False,
-                0.0,
-                K.NOISE_NONE,
-                self.chunk(S),
-                *o,
-            )
+            o = K.outputs(S, 0)
+            source = K.SGDParams(False, *self.head, m, 0, self.cfg["threshold"], False, 0.0, K.NOISE_NONE)
+            K._sgd_streams(theta, st, nstates, source, self.chunk(S), o)
             theta, st = o[0], o[1]
             done += m
             progress(done, self.total)
         ckpt[:] = theta
 
     def target_in_segments(
-        self, th0: np.ndarray, states: np.ndarray, nstates: np.ndarray, out: list, progress: Progress
+        self, th0: np.ndarray, states: np.ndarray, nstates: np.ndarray, out: K.Outputs, progress: Progress
     ) -> None:
         theta, st, ns, rec, first, count, upd, tr = out
         theta[:], st[:], ns[:] = th0, states, nstates
@@ -409,8 +386,8 @@ class _SGDRun:
         done, seg = 0, self._segment(self.n_target)
         while live.size and done < self.n_target:
             m = min(seg, self.n_target - done)
-            o = _alloc(live.size, m // k + 1 if tr.shape[1] else 0)
-            K._sgd_streams(theta[live], st[live], ns[live], True, *self.head, m, *self.tail, self.chunk(live.size), *o)
+            o = K.outputs(live.size, m // k + 1 if tr.shape[1] else 0)
+            K._sgd_streams(theta[live], st[live], ns[live], self.params(m), self.chunk(live.size), o)
             theta[live], st[live], ns[live] = o[0], o[1], o[2]
             new_rec = (rec[live] < 0) & (o[3] >= 0)
             rec[live[new_rec]] = o[3][new_rec] + done
