@@ -32,6 +32,8 @@ def test_listing_names_every_central_flow_experiment():
         "central_flow.eos_scan",
         "central_flow.eos_track",
         "central_flow.eos_separate",
+        "central_flow.scalar_regime",
+        "central_flow.eos_neighbourhood",
     }
 
 

@@ -10,6 +10,9 @@ rises to 2/eta and hovers there while the iterates oscillate with period two. Me
   fraction of steps within ``band`` of 2/eta ("edge"), with a period-two amplitude above
   ``amp_floor`` ("oscillating"), and both ("EoS"); sustained when the window is complete and the
   EoS fraction is >= ``need``;
+- :func:`catapult_end`: where the catapult ends, the first step from which GD stays on a slow period-two
+  orbit at the edge (sharpness within ``band`` of 2/eta, the centre moving slower than the oscillation) to
+  the end of the window (the comparisons with the flows start there);
 - :func:`tracking_errors`: time-averaged GD (adjacent-iterate midpoints, at t = k + 1/2) against a
   central-flow trajectory at the same times, on the slow quantities, and the theory tolerance
   :func:`tracking_tolerance` = C (rho + a^2) (see there).
@@ -34,6 +37,7 @@ __all__ = [
     "sharpness_series",
     "period_two_amplitude",
     "edge_stats",
+    "catapult_end",
     "tracking_tolerance",
     "tracking_errors",
     "TRACK_C",
@@ -123,6 +127,44 @@ def edge_stats(
         "lam_max": float(w.max()),
         "lam_last": float(r[-1]),
     }
+
+
+def catapult_end(
+    iterates: ArrayLike, lam: ArrayLike, eta: float, first: int, window: int = 200, band: float = 0.1
+) -> int | None:
+    """Where the catapult ends: the first k >= ``first`` from which GD is on a slow period-two orbit at the edge.
+
+    The catapult is GD's first passage over the edge: the sharpness overshoots 2/eta and swings around it by more
+    than ``band`` while the iterates' centre moves fast (the loss spikes and the factors rebalance). It has ended
+    at step k when from k to the window's end (``first .. first + window - 1``) every step has both
+    |lambda_j eta/2 - 1| <= ``band`` (the EoS band of :func:`edge_stats`) and a slow centre: the midpoints' relative
+    step |m_{j+1} - m_j| / |m_j| at most the relative period-two amplitude a_j (:func:`period_two_amplitude`),
+    the separation of time scales a time average needs. Detected on GD alone (no flow enters). ``lam``:
+    lambda_max per iterate; ``first``: GD's first step with lambda_max eta/2 >= 1. None when the window's last
+    step fails either test or the window is incomplete.
+
+    >>> it = np.array([[1.0, 0.0], [2.0, 0.0], [1.0, 0.0], [1.2, 0.0], [1.0, 0.0], [1.2, 0.0], [1.0, 0.0]])
+    >>> catapult_end(it, np.array([0.5, 1.3, 0.8, 1.05, 0.96, 1.04, 0.97]), 2.0, 1, window=4)
+    3
+    """
+    it = _iterates(iterates, rows=3)
+    r = np.asarray(lam, dtype=np.float64) * positive(eta, "eta") / 2
+    first, window = integer(first, "first", 0), integer(window, "window", 1)
+    band = positive(band, "band")
+    if r.ndim != 1 or r.size != it.shape[0]:
+        raise ValueError(f"lam must hold one value per iterate ({it.shape[0]}); got shape {r.shape}")
+    if first + window + 2 > r.size:  # the centre's speed at step j needs m_{j+1}, i.e. iterate j + 2
+        return None
+    mids = 0.5 * (it[1:] + it[:-1])
+    speed = np.linalg.norm(np.diff(mids, axis=0), axis=1) / np.linalg.norm(mids[:-1], axis=1)  # step j: m_j -> m_j+1
+    amp = np.nan_to_num(period_two_amplitude(it), nan=np.inf)
+    ks = np.arange(first, first + window)
+    ok = (np.abs(r[ks] - 1) <= band) & (speed[ks] <= amp[ks])
+    bad = np.nonzero(~ok)[0]
+    if bad.size == 0:
+        return first
+    k = first + int(bad[-1]) + 1
+    return k if k < first + window else None
 
 
 def tracking_tolerance(rho: float, a: float, C: float = TRACK_C) -> float:

@@ -73,6 +73,10 @@ __all__ = [
     "relu_eos_setting",
     "scalar_h_budget",
     "eos_scan",
+    "scalar_regime",
+    "SCALAR_REGIME_GRID",
+    "eos_neighbourhood",
+    "EOS_HOOD_GRID",
     "eos_track",
     "EOS_SEPARATE",
     "eos_separate",
@@ -166,11 +170,24 @@ class Sizes:
     eos_track_steps: int = 200  # steps after first reaching 2/eta over which GD is compared with the central flow
     eos_scan_full: int = 0  # 1: the full EoS scan grid (EOS_SCAN_GRID["full"]), 0: the quick one
     eos_sep_draws: int = 6  # draws per model of the long-horizon CF-against-GF ensemble (central_flow.eos_separate)
+    regime_draws: int = (
+        2  # draws per cell of the scalar model in the paper's regime eta y < 1 (central_flow.scalar_regime)
+    )
+    hood_draws: int = 2  # draws per cell of the neighbourhood of the EoS settings (central_flow.eos_neighbourhood)
 
 
 PROFILES = {
     "quick": Sizes(cf_draws=6, cf_relu_pool=40),
-    "full": Sizes(cf_draws=8, cf_relu_pool=200, eos_draws=12, eos_track_steps=400, eos_scan_full=1, eos_sep_draws=12),
+    "full": Sizes(
+        cf_draws=8,
+        cf_relu_pool=200,
+        eos_draws=12,
+        eos_track_steps=400,
+        eos_scan_full=1,
+        eos_sep_draws=12,
+        regime_draws=6,
+        hood_draws=6,
+    ),  # fmt: skip
 }
 
 
@@ -203,6 +220,8 @@ def sizes_with(profile: str, overrides: dict | None = None) -> Sizes:
             "eos_track_steps": 10,
             "eos_scan_full": 0,
             "eos_sep_draws": 1,
+            "regime_draws": 1,
+            "hood_draws": 1,
         },  # fmt: skip
     )
 
@@ -694,6 +713,44 @@ def eos_scan(
             **EOS.edge_stats(lam, eta, amp, EOS_WINDOW)}  # fmt: skip
 
 
+def scalar_regime(
+    c: float, scale: float, draws: int = 2, steps: int = 3000, perturb: float = 0.0
+) -> list[dict[str, Any]]:
+    """GD in the scalar model inside the paper's regime eta y = c < 1 (eta = 0.9), draws 0 .. ``draws`` - 1.
+
+    Per draw (:func:`eos_problem`, keyed by (SEED, draw)): the edge statistics of the EOS_WINDOW steps after GD
+    first reaches 2/eta (:func:`numerics.central_flow.eos.edge_stats`), the end state after ``steps`` steps
+    (h_K, the residual e_K = u_K v_K - y, lambda_max eta/2 at theta_K), the recursion check and oscillation energy
+    of :func:`scalar_h_budget`, and the energy spent from the first reaching of the edge on,
+    log(h_first / h_K) = sum_(k >= first) -log(1 - eta^2 e_k^2). ``perturb`` moves each start by that much relative.
+    """
+    c, scale = _positive(c, "c"), _positive(scale, "scale")
+    if c >= 1:
+        raise ValueError(f"c must lie in (0, 1) (the paper's regime eta y < 1); got {c!r}")
+    steps = _count(steps, "steps", EOS_WINDOW + 3)
+    out = []
+    for d in range(_count(draws, "draws", 1)):
+        mod, th, eta = eos_problem("scalar", 0.9, c, scale, SEED, d)
+        th = perturb_relative(th, perturb, f"scalar_regime/{c!r}/{scale!r}", SEED, d)
+        y = float(mod.data["y"])
+        gd = F.gradient_descent(mod, th, eta, steps)
+        lam = EOS.sharpness_series(mod, gd)
+        stats = EOS.edge_stats(lam, eta, EOS.period_two_amplitude(gd), EOS_WINDOW)
+        h = gd[:, 0] ** 2 - gd[:, 1] ** 2
+        first = stats["first"]
+        out.append({"c": c, "scale": scale, "draw": d, "eta": eta, "y": y, **stats, **scalar_h_budget(gd, eta, y),
+                    "eK": float(gd[-1, 0] * gd[-1, 1] - y), "lamK": float(lam[-1] * eta / 2),
+                    "amp_end": float(EOS.period_two_amplitude(gd[-3:])[1]),
+                    "energy_edge": None if first is None else float(np.log(h[first] / h[-1]))})  # fmt: skip
+    return out
+
+
+SCALAR_REGIME_GRID = {  # (c = eta y, start scale) per profile, eta = 0.9; c < 1: the paper's regime
+    "quick": [(c, s) for c in (0.9, 0.95, 0.99) for s in (0.3, 0.5)],
+    "full": [(c, s) for c in (0.8, 0.9, 0.95, 0.99) for s in (0.15, 0.3, 0.5, 0.8)],
+}
+
+
 EOS_SCAN_GRID = {  # (eta, c, scale) per profile; c below and above 1, eta changing only the units (homogeneity)
     "quick": [(0.9, 0.95, 0.3), (0.9, 1.002, 0.3), (0.9, 1.05, 0.3), (0.5, 1.002, 0.3)],
     "full": [
@@ -705,16 +762,54 @@ EOS_SCAN_GRID = {  # (eta, c, scale) per profile; c below and above 1, eta chang
 }
 
 
-def eos_track(model: str, i: int, steps: int = 200, perturb: float = 0.0) -> dict[str, Any]:
-    """GD in the EoS setting of ``model`` (draw ``i`` under SEED) against the hybrid central flow.
+def eos_neighbourhood(model: str, c: float, scale: float, draws: int = 2, perturb: float = 0.0) -> list[dict[str, Any]]:
+    """:func:`eos_scan` of ``model`` at (eta = 0.9, ``c``, ``scale``), draws 0 .. ``draws`` - 1 (keyed by (SEED, draw)).
 
-    GD runs to EOS_WINDOW steps past its first reaching of 2/eta (+ 2). The hybrid flow starts at
-    the last GD midpoint m_j = (theta_j + theta_{j+1}) / 2 before that step that lies below the edge
-    (the flow is meant for the oscillatory regime; the approach before it is GD against gradient
-    flow at eta lambda ~ 1) and is sampled at t = k + 1/2; :func:`numerics.central_flow.eos.tracking_errors`
-    compares them over ``steps`` steps from the first reaching on, up to the flow's ``stop`` (ReLU sliding
-    boundaries) if any; gradient flow from the same start is compared the same way (``gf``: the
-    alternative without the curvature term, to show what the comparison can tell apart).
+    One cell of the neighbourhood of the chosen EoS setting (:data:`EOS_HOOD_GRID`): whether GD sustains the
+    edge when the start scale and c = eta lambda*/2 move away from :data:`EOS_SETTINGS`.
+    """
+    return [eos_scan(model, 0.9, c, scale, SEED, d, perturb=perturb) for d in range(_count(draws, "draws", 1))]
+
+
+def _hood_grid(cs: tuple[float, ...], scales: tuple[float, ...], chosen_scales: tuple[float, ...]) -> list:
+    """(model, c, scale): the chosen c of each model at ``chosen_scales``, and every c of ``cs`` at ``scales``."""
+    out = []
+    for m in EOS_MODELS:
+        mine = EOS_SETTINGS[m]["c"]
+        out += [(m, mine, s) for s in chosen_scales]
+        out += [(m, c, s) for c in cs for s in scales if not (c == mine and s in chosen_scales)]
+    return out
+
+
+#: The neighbourhood of the chosen EoS settings (eta = 0.9): c = eta lambda*/2 below 1 (0.9 is the paper-like value
+#: eta y = eta s_1 = 0.9 of experiments.SETTINGS) and above the chosen value, start scales around 0.3.
+EOS_HOOD_GRID = {
+    "quick": _hood_grid((0.9, 0.99, 1.005), (0.3,), (0.2, 0.45)),
+    "full": _hood_grid(
+        (0.9, 0.95, 0.99, 0.999, 1.001, 1.002, 1.003, 1.005, 1.01, 1.02),
+        (0.15, 0.2, 0.3, 0.45, 0.6),
+        (0.15, 0.2, 0.3, 0.45, 0.6),
+    ),  # fmt: skip
+}
+
+
+def eos_track(model: str, i: int, steps: int = 200, perturb: float = 0.0) -> dict[str, Any]:
+    """GD in the EoS setting of ``model`` (draw ``i`` under SEED) against the hybrid central flow, after the catapult.
+
+    GD runs 3 EOS_WINDOW steps; its edge statistics are those of the EOS_WINDOW steps from its first reaching of
+    2/eta (``first``). Two pairs of flows:
+
+    - the *tracking* pair (``tracked``, ``gf``): the catapult ends at ``catapult`` (:func:`numerics.central_flow.eos.
+      catapult_end`: the first step from which lambda_max eta/2 stays within 10% of 1 to the window's end, detected
+      on GD's sharpness alone); the hybrid central flow and gradient flow start at the first midpoint
+      m_j = (theta_j + theta_{j+1}) / 2, j >= ``catapult``, that lies below the edge (``t_start`` = j + 1/2) and are
+      compared with the midpoints at t = k + 1/2 over the next ``steps`` steps by
+      :func:`numerics.central_flow.eos.tracking_errors` (rho and a measured over those steps only, so the catapult
+      does not enter the tolerance), up to the flow's ``stop`` (ReLU sliding boundaries) if any; gradient flow
+      is the alternative without the curvature term. None when GD never settles into the band;
+    - the *approach* pair (the Figures 1-4 claims, :func:`_eos_laws`): from the last midpoint before ``first``
+      that lies below the edge (``t_approach``), over the steps ``first .. first + steps``: the EOS contact of the
+      hybrid flow from below, the fixed-gate statistics, the laws' changes through the catapult.
     """
     steps = _count(steps, "steps", 10)
     if model not in EOS_MODELS:
@@ -726,14 +821,12 @@ def eos_track(model: str, i: int, steps: int = 200, perturb: float = 0.0) -> dic
     hit = np.nonzero(lam_p * eta / 2 >= 1)[0]
     out: dict[str, Any] = {"model": model, "draw": i, "eta": eta}
     if hit.size == 0:
-        return {**out, "first": None, "sustained": False, "tracked": None}
+        return {**out, "first": None, "sustained": False, "tracked": None, "catapult": None}
     first = int(hit[0])
     K = first + EOS_WINDOW + 2
-    gd = probe[: K + 1]
-    lam = lam_p[: K + 1]
-    amp = EOS.period_two_amplitude(gd)
-    stats = EOS.edge_stats(lam, eta, amp, EOS_WINDOW)
-    mids = F.midpoints(gd)
+    amp = EOS.period_two_amplitude(probe[: K + 1])
+    stats = EOS.edge_stats(lam_p[: K + 1], eta, amp, EOS_WINDOW)
+    mids = F.midpoints(probe)
     below = [j for j in range(first) if SPEC.sharpness(mod, mids[j])[0] < 2 / eta]
     j0 = below[-1] if below else None
     start, t0 = (th, 0.0) if j0 is None else (mids[j0], j0 + 0.5)
@@ -741,21 +834,39 @@ def eos_track(model: str, i: int, steps: int = 200, perturb: float = 0.0) -> dic
     times = np.arange(first, Kc) + 0.5
     cf = F.hybrid_flow(mod, start, eta, float(Kc - 0.5 - t0), times - t0)
     gf = F.gradient_flow(mod, start, eta, float(Kc - 0.5 - t0), times - t0)
-    t_cf = cf.t + t0
-    s2 = np.array([EOS.cf_sigma2(mod, x, eta, int(kk)) for x, kk in zip(cf.theta, cf.k)])
-    track = EOS.tracking_errors(mod, gd, eta, t_cf, cf.theta, s2) if t_cf.size else None
-    gf_track = EOS.tracking_errors(mod, gd, eta, gf.t + t0, gf.theta, np.zeros(gf.t.size)) if gf.t.size else None
+    out = {**out, **stats, "t_approach": t0, "t_end": float(Kc - 0.5), **_eos_laws(mod, eta, th, probe[: K + 1], first,
+           start, cf, gf, t0)}  # fmt: skip
+    out.update(cf_stop=cf.stop, cf_contact=None if cf.contact is None else cf.contact + t0,
+               cf_t_last=float(cf.t[-1] + t0) if cf.t.size else t0)  # fmt: skip
+    return {**out, **_eos_track_after(mod, eta, probe, lam_p, first, steps)}
+
+
+def _eos_track_after(
+    model: Model, eta: float, gd: np.ndarray, lam: np.ndarray, first: int, steps: int
+) -> dict[str, Any]:
+    """The tracking pair of :func:`eos_track`: both flows from the first sub-edge midpoint after the catapult."""
+    settle = EOS.catapult_end(gd, lam, eta, first, EOS_WINDOW)
+    none = {"catapult": settle, "tracked": None, "gf": None, "track_stop": None}
+    if settle is None:
+        return none
+    mids = F.midpoints(gd)
+    j0 = next((j for j in range(settle, settle + 100) if SPEC.sharpness(model, mids[j])[0] < 2 / eta), None)
+    if j0 is None or j0 + steps + 2 >= gd.shape[0]:
+        return none
+    rel = np.arange(1, steps + 1, dtype=float)
+    cf = F.hybrid_flow(model, mids[j0], eta, float(steps), rel)
+    gf = F.gradient_flow(model, mids[j0], eta, float(steps), rel)
+    s2 = np.array([EOS.cf_sigma2(model, x, eta, int(kk)) for x, kk in zip(cf.theta, cf.k)])
+    t0 = j0 + 0.5
     return {
-        **out,
-        **stats,
+        "catapult": settle,
         "t_start": t0,
-        "cf_stop": cf.stop,
-        "cf_contact": None if cf.contact is None else cf.contact + t0,
-        "cf_t_last": float(t_cf[-1]) if t_cf.size else t0,
-        "t_end": float(Kc - 0.5),
-        "tracked": track,
-        "gf": gf_track,
-        **_eos_laws(mod, eta, th, gd, first, start, cf, gf, t0),
+        "track_stop": cf.stop,
+        "tracked": EOS.tracking_errors(model, gd, eta, cf.t + t0, cf.theta, s2) if cf.t.size else None,
+        "gf": EOS.tracking_errors(model, gd, eta, gf.t + t0, gf.theta, np.zeros(gf.t.size)),
+        "post_mid_dlaw": _rel_law(model, mids[j0 : j0 + steps + 1], mids[j0]),
+        "post_gd_dlaw": _rel_law(model, gd[j0 : j0 + steps + 1], gd[j0]),
+        "post_cf_dlaw": _rel_law(model, cf.theta, mids[j0]),
     }
 
 
@@ -830,7 +941,8 @@ def eos_separate(model: str, i: int, perturb: float = 0.0) -> dict[str, Any]:
     """GD midpoints against the hybrid central flow *and* gradient flow over a long horizon (:data:`EOS_SEPARATE`).
 
     Draw ``i`` of the EoS family (:func:`eos_problem`, keyed by (SEED, i)) at the setting's (eta, c, scale).
-    Both flows start at the first GD midpoint at or after ``first + lag`` that lies below the edge (``first``:
+    Both flows start at the first GD midpoint at or after ``first + lag`` and after the catapult's end
+    (``catapult``, :func:`numerics.central_flow.eos.catapult_end`) that lies below the edge (``first``:
     GD's first step with lambda_max eta/2 >= 1) and are compared with the midpoints at t = k + 1/2 over
     ``steps`` steps by :func:`numerics.central_flow.eos.tracking_errors`. Returns the edge statistics of
     GD's first EOS_WINDOW steps past ``first``, both flows' errors and the common tolerance C (rho + a^2).
@@ -849,9 +961,11 @@ def eos_separate(model: str, i: int, perturb: float = 0.0) -> dict[str, Any]:
         return {**out, "first": None, "sustained": False, "cf": None, "gf": None}
     first = int(hit[0])
     stats = EOS.edge_stats(lam, eta, EOS.period_two_amplitude(head), EOS_WINDOW)
-    gd = F.gradient_descent(mod, th, eta, first + lag + 100 + steps + 1)
+    settle = EOS.catapult_end(head, lam, eta, first, EOS_WINDOW)
+    begin = first + lag if settle is None else max(first + lag, settle)
+    gd = F.gradient_descent(mod, th, eta, begin + 100 + steps + 1)
     mids = F.midpoints(gd)
-    j0 = next((j for j in range(first + lag, first + lag + 100) if SPEC.sharpness(mod, mids[j])[0] < 2 / eta), None)
+    j0 = next((j for j in range(begin, begin + 100) if SPEC.sharpness(mod, mids[j])[0] < 2 / eta), None)
     if j0 is None:
         return {**out, **stats, "cf": None, "gf": None}
     times = np.arange(j0 + 1, j0 + 1 + steps) + 0.5
@@ -870,4 +984,20 @@ def eos_separate(model: str, i: int, perturb: float = 0.0) -> dict[str, Any]:
         "gf_dlaw_max": float(np.max(_rel_law(mod, gf.theta, mids[j0]))),
         "cf": EOS.tracking_errors(mod, gd, eta, cf.t + j0 + 0.5, cf.theta, s2) if cf.t.size else None,
         "gf": EOS.tracking_errors(mod, gd, eta, gf.t + j0 + 0.5, gf.theta, np.zeros(gf.t.size)),
+        "catapult": settle,
+        "flow_gap": _flow_gap(mod, cf.theta, gf.theta[: cf.t.size]),
     }
+
+
+def _flow_gap(model: Model, cf: np.ndarray, gf: np.ndarray) -> dict[str, float]:
+    """The two flows' largest distance on the parameters and the law(s), scaled as in ``eos.tracking_errors``.
+
+    |theta_CF - theta_GF| / |theta_CF| and |law(theta_CF) - law(theta_GF)| / |theta_CF|^2 over the common samples:
+    computed from the flows alone, before any comparison with GD (the separation the check can resolve).
+    """
+    if cf.shape[0] == 0:
+        return {"theta": 0.0, "law": 0.0}
+    nrm = np.linalg.norm(cf, axis=1)
+    d = np.asarray(CL.law(cf, model)) - np.asarray(CL.law(gf, model))
+    d = np.linalg.norm(d.reshape(cf.shape[0], -1), axis=1)
+    return {"theta": float(np.max(np.linalg.norm(cf - gf, axis=1) / nrm)), "law": float(np.max(d / nrm**2))}

@@ -15,6 +15,8 @@ experiment                      cells                                 paper
 ``central_flow.eos_scan``       one (model, eta, c, scale) of the grid  Section 1 (EoS), App. B-D
 ``central_flow.eos_track``      one (model, draw)                     Section 1 (GD vs central flow)
 ``central_flow.eos_separate``   one (model, draw), long horizon       Section 1 (central flow vs GF)
+``central_flow.scalar_regime``  one (c = eta y < 1, scale), draws     Appendix B (the paper's regime)
+``central_flow.eos_neighbourhood``  one (model, c, scale), draws      Section 1 (EoS near the setting)
 ==============================  ====================================  ===========================
 
 The used draws of the scalar and matrix models are known from their starts (cheap), so each
@@ -42,7 +44,10 @@ CODE_MODULES = (
     "numerics.central_flow.sweeps",
 )
 
-_CALLS = frozenset({"scalar_run", "mf_run", "relu_runs", "relu_pool", "eos_scan", "eos_track", "eos_separate"})
+_CALLS = frozenset(
+    {"scalar_run", "mf_run", "relu_runs", "relu_pool", "eos_scan", "eos_track", "eos_separate", "scalar_regime",
+     "eos_neighbourhood"}
+)  # fmt: skip
 POOL_CELL = 10  # ReLU draws tried per pool cell (about 0.15 s each)
 
 
@@ -76,6 +81,16 @@ def _eos_track_cells(z: E.Sizes) -> list[dict]:
 
 def _eos_separate_cells(z: E.Sizes) -> list[dict]:
     return [call_cell("eos_separate", model=m, i=i) for m in E.EOS_SEPARATE for i in range(z.eos_sep_draws)]
+
+
+def _regime_cells(z: E.Sizes) -> list[dict]:
+    grid = E.SCALAR_REGIME_GRID["full" if z.eos_scan_full else "quick"]
+    return [call_cell("scalar_regime", c=c, scale=s, draws=z.regime_draws) for c, s in grid]
+
+
+def _hood_cells(z: E.Sizes) -> list[dict]:
+    grid = E.EOS_HOOD_GRID["full" if z.eos_scan_full else "quick"]
+    return [call_cell("eos_neighbourhood", model=m, c=c, scale=s, draws=z.hood_draws) for m, c, s in grid]
 
 
 def _listed(_sizes, _params: list[dict], values: list) -> list:
@@ -138,6 +153,20 @@ EXPERIMENTS = call_experiments(
             "Section 1: GD midpoints against the central flow and gradient flow over long horizons (scalar: 3000 "
             "steps, mf: 1000), a cell per (model, draw) (sizes: eos_sep_draws)",
             _eos_separate_cells,
+            _listed,
+        ),
+        (
+            "scalar_regime",
+            "Appendix B: GD in the scalar model inside the paper's regime eta y < 1, a cell per (c = eta y, start "
+            "scale) with regime_draws draws (sizes: regime_draws, eos_scan_full)",
+            _regime_cells,
+            _joined,
+        ),
+        (
+            "eos_neighbourhood",
+            "Section 1: does GD sustain the edge near the chosen EoS settings? A cell per (model, c, start scale) with "
+            "hood_draws draws (sizes: hood_draws, eos_scan_full)",
+            _hood_cells,
             _listed,
         ),
     ],
