@@ -1,5 +1,12 @@
 """``python -m numerics.sweep``: LIST, RUN, STATUS, interruption and resumption, failures, and the audit's use
-of the store."""
+of the store.
+
+The tests of interruption, failures, the local cluster and the audit's reading of the store run the
+test-only experiment ``tiny.draws`` (:mod:`tests.tiny_sweeps`: cells keyed by stream id like the
+papers', no numba), so a subprocess or a Dask worker costs its start-up and not a compilation of the
+papers' kernels. Subprocesses remain where they are the point: a SIGKILL of a run, and Ctrl-C reaching
+a whole process group.
+"""
 
 from __future__ import annotations
 
@@ -14,15 +21,38 @@ from pathlib import Path
 
 import pytest
 
-from numerics.rare_gates import experiments as E
 from numerics.sweep import ResultStore, resolve, run_sweep
 from numerics.sweep.cli import main
 from numerics.sweep.codec import equal
+from numerics.sweep.registry import experiments
+from tests import tiny_sweeps as T
 
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parents[1]
-NOISE = ["--set", "appendix20_streams=64", "--set", "appendix20_horizon=300"]  # 7 cells of ~0.1-0.3 s
+TINY = ["--set", "tiny_streams=14", "--set", "tiny_per_cell=2"]  # tiny.draws in 7 cells (the quick profile: 3 of 3)
+
+
+@pytest.fixture
+def tiny(monkeypatch):
+    """The test-only experiment ``tiny.draws`` in the sweep registry, for this test only."""
+    from numerics.sweep import registry
+
+    monkeypatch.setattr(registry, "PROVIDERS", (*registry.PROVIDERS, T.__name__))
+    return T
+
+
+@pytest.fixture(scope="module")
+def providers_imported():
+    """Every paper's sweep module imported before a ``pytester`` test takes its snapshot of ``sys.modules``
+    (modules first imported during such a test are dropped when it ends)."""
+    return experiments()
+
+
+def _launch(store: Path, *options: str, delay: float, **popen) -> subprocess.Popen:
+    """The sweep CLI in a subprocess, running ``tiny.draws`` (7 cells) with ``delay`` seconds per cell."""
+    cmd = [sys.executable, "-c", T.LAUNCH, "RUN", "tiny.draws", *options, "--quiet", "--store", str(store), *TINY]
+    return subprocess.Popen(cmd, env=T.subprocess_env(TINY_SWEEP_DELAY_S=str(delay)), **popen)
 
 
 def _main(capsys, *argv):
@@ -64,32 +94,22 @@ def _cells_on_disk(store: Path) -> dict:
     return {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in store.rglob("*.cell")}
 
 
-def test_killed_run_resumes_without_recomputing_finished_cells(tmp_path, capsys):
+def test_killed_run_resumes_without_recomputing_finished_cells(tmp_path, capsys, tiny):
     store = tmp_path / "store"
-    cmd = [
-        sys.executable,
-        "-m",
-        "numerics.sweep",
-        "RUN",
-        "rare_gates.noise",
-        "--scheduler",
-        "serial",
-        "--quiet",
-        "--store",
-        str(store),
-        *NOISE,
-    ]
-    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # 0.5 s per cell: the kill lands after the first of 7 cells (SIGKILL: no cleanup in the process)
+    proc = _launch(
+        store, "--scheduler", "serial", delay=0.5, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 300
     while not _cells_on_disk(store) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.005)
-    proc.kill()  # SIGKILL: no cleanup in the process
+    proc.kill()
     proc.wait()
     before = _cells_on_disk(store)
     assert 1 <= len(before) < 7, "the run must be interrupted part-way"
 
     rc, out, _ = _main(
-        capsys, "RUN", "rare_gates.noise", "--scheduler", "serial", "--store", str(store), "--format", "json", *NOISE
+        capsys, "RUN", "tiny.draws", "--scheduler", "serial", "--store", str(store), "--format", "json", *TINY
     )
     row = json.loads(out)["experiments"][0]
     assert rc == 0 and row["reused"] == len(before) and row["computed"] == 7 - len(before) and row["failed"] == 0
@@ -97,16 +117,17 @@ def test_killed_run_resumes_without_recomputing_finished_cells(tmp_path, capsys)
     assert all(after[p] == stamp for p, stamp in before.items())  # finished cells were not rewritten
     assert len(after) == 7 and not ResultStore(store).leftover_temporaries()
 
-    (exp,) = resolve(["rare_gates.noise"])
-    overrides = {"appendix20_streams": "64", "appendix20_horizon": "300"}
-    resumed = run_sweep(exp, "quick", overrides, store=ResultStore(store), progress=False)
+    (exp,) = resolve(["tiny.draws"])
+    resumed = run_sweep(
+        exp, "quick", {"tiny_streams": "14", "tiny_per_cell": "2"}, store=ResultStore(store), progress=False
+    )
     assert resumed.count("reused") == 7
-    assert equal(resumed.result(), E.parameter_noise(64, horizon=300.0))  # = an uninterrupted run
+    assert equal(resumed.result(), T.direct(14))  # = an uninterrupted run
 
-    rc, out, _ = _main(capsys, "STATUS", "rare_gates.noise", "--store", str(store), "--format", "json", *NOISE)
+    rc, out, _ = _main(capsys, "STATUS", "tiny.draws", "--store", str(store), "--format", "json", *TINY)
     status = json.loads(out)
     assert rc == 0 and status["experiments"][0]["stored"] == 7 and status["experiments"][0]["missing"] == 0
-    rc, out, _ = _main(capsys, "STATUS", "rare_gates.noise", "--store", str(store))  # other sizes: all missing
+    rc, out, _ = _main(capsys, "STATUS", "tiny.draws", "--store", str(store))  # other sizes: all missing
     assert rc == 0 and "other cell files in the store: 7" in out
 
 
@@ -118,20 +139,11 @@ def test_ctrl_c_on_a_local_cluster_is_clean(tmp_path):
     import psutil
 
     store = tmp_path / "store"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "numerics.sweep",
-            "RUN",
-            "rare_gates.noise",
-            "--workers",
-            "2",
-            "--quiet",
-            "--store",
-            str(store),
-            *NOISE,
-        ],
+    proc = _launch(
+        store,
+        "--workers",
+        "2",
+        delay=0.5,  # 7 cells of 0.5 s on 2 workers: the interrupt comes after the first cells
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -151,7 +163,7 @@ def test_ctrl_c_on_a_local_cluster_is_clean(tmp_path):
     assert 1 <= len(_cells_on_disk(store)) < 7
 
 
-def test_interrupt_keeps_finished_cells(tmp_path, capsys, monkeypatch):
+def test_interrupt_keeps_finished_cells(tmp_path, capsys, monkeypatch, tiny):
     import numerics.sweep.engine as engine
 
     real, calls = engine.execute_cell, []
@@ -163,26 +175,26 @@ def test_interrupt_keeps_finished_cells(tmp_path, capsys, monkeypatch):
         return real(*args)
 
     monkeypatch.setattr(engine, "execute_cell", interrupted)
-    rc, out, err = _main(capsys, "RUN", "rare_gates.noise", "--scheduler", "serial", "--store", str(tmp_path), *NOISE)
+    rc, out, err = _main(capsys, "RUN", "tiny.draws", "--scheduler", "serial", "--store", str(tmp_path), *TINY)
     assert rc == 130 and "run the same command again to continue" in err
     assert len(ResultStore(tmp_path).files()) == 2
 
 
-def test_failed_cell_is_named_others_stored_exit_1(tmp_path, capsys, monkeypatch):
+def test_failed_cell_is_named_others_stored_exit_1(tmp_path, capsys, monkeypatch, tiny):
     import numerics.sweep.engine as engine
 
     real = engine.execute_cell
 
     def flaky(compute, params, threads, modules):
-        if params["setting"] == "shared,s=1e-06":
+        if params["kwargs"]["first_stream"] == 4:
             raise RuntimeError("worker lost")
         return real(compute, params, threads, modules)
 
     monkeypatch.setattr(engine, "execute_cell", flaky)
-    rc, out, _ = _main(capsys, "RUN", "rare_gates.noise", "--scheduler", "serial", "--store", str(tmp_path), *NOISE)
+    rc, out, _ = _main(capsys, "RUN", "tiny.draws", "--scheduler", "serial", "--store", str(tmp_path), *TINY)
     assert rc == 1
     assert "7 cells, 0 reused, 6 computed (missing 7), 1 failed" in out
-    assert "FAILED cell shared,s=1e-06, first_stream=0, streams=64: RuntimeError: worker lost" in out
+    assert "FAILED cell tiny, first_stream=4, streams=2: RuntimeError: worker lost" in out
     assert len(ResultStore(tmp_path).files()) == 6
 
 
@@ -196,26 +208,15 @@ def test_unwritable_store_is_refused_before_computing(tmp_path, capsys, monkeypa
     assert rc == 2 and out == "" and err.startswith("sweep: error: store: cannot write to") and err.count("\n") == 1
 
 
-def test_run_on_a_local_cluster_prints_the_dashboard(tmp_path):
-    cmd = [
-        sys.executable,
-        "-m",
-        "numerics.sweep",
-        "RUN",
-        "rare_gates.weight_decay",
-        "--workers",
-        "2",
-        "--store",
-        str(tmp_path),
-        "--set",
-        "appendix20_streams=64",
-        "--set",
-        "appendix20_horizon=20",
-    ]
-    done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    assert "dashboard http" in done.stderr and "LocalCluster (2 workers)" in done.stdout
-    assert "3 cells, 0 reused, 3 computed" in done.stdout
+def test_run_on_a_local_cluster_prints_the_dashboard(tmp_path, capsys, tiny):
+    # In this process: the CLI starts its own LocalCluster of 2 worker processes, as from a shell
+    rc, out, err = _main(capsys, "RUN", "tiny.draws", "--workers", "2", "--store", str(tmp_path))
+    assert rc == 0, err
+    assert "dashboard http" in err and "LocalCluster (2 workers)" in out
+    assert "3 cells, 0 reused, 3 computed" in out
+    assert equal(
+        run_sweep(resolve(["tiny.draws"])[0], store=ResultStore(tmp_path), progress=False).result(), T.direct(9)
+    )
 
 
 _AUDIT_CHECK = """
@@ -223,36 +224,20 @@ from verify.audit import claim
 
 @claim("RG-sim.gd.halving")
 def test_uses_the_store(audit, sweeps):
-    h = sweeps.result("rare_gates.halving")
-    audit.ours(float(h["hit"].max()))
-    assert h["hit"].shape == (3, 1)
+    d = sweeps.result("tiny.draws")
+    audit.ours(float(d["draws"].max()))
+    assert d["draws"].shape == (4, 4)
 """
 
 
-def test_audit_reads_cells_that_the_cli_stored(pytester, tmp_path):
-    # Everything in subprocesses: the pytester fixture restores sys.modules when it ends, and
-    # numba modules first imported meanwhile (by a compilation) would be dropped, breaking
-    # every later compilation in this process.
+def test_audit_reads_cells_that_the_cli_stored(providers_imported, tiny, pytester, tmp_path, capsys):
+    # In this process, under pytester: nothing here compiles numba code (tiny.draws), so the modules that
+    # pytester drops from sys.modules when it ends are none that a later compilation needs.
     store = tmp_path / "store"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "numerics.sweep",
-            "RUN",
-            "rare_gates.halving",
-            "--scheduler",
-            "serial",
-            "--store",
-            str(store),
-            "--set",
-            "halving_inits=1",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
+    rc, _, err = _main(
+        capsys, "RUN", "tiny.draws", "--scheduler", "serial", "--store", str(store), "--set", "tiny_streams=4"
     )
-    assert done.returncode == 0, done.stderr
+    assert rc == 0, err
     pytester.makeini("[pytest]\nmarkers =\n    claim(id, reading=None, discrepancy=None): claim\n")
     pytester.makepyfile(test_inner=textwrap.dedent(_AUDIT_CHECK))
     args = [
@@ -265,23 +250,23 @@ def test_audit_reads_cells_that_the_cli_stored(pytester, tmp_path):
         "--sweep-store",
         str(store),
         "--set",
-        "halving_inits=1",
+        "tiny_streams=4",
     ]
-    result = pytester.runpytest_subprocess(*args)
+    result = pytester.runpytest_inprocess(*args)
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
-        ["simulation cells: 3 reused from the store, 0 computed, 0 failed", "  computed on: local (not needed*"]
+        ["simulation cells: 2 reused from the store, 0 computed, 0 failed", "  computed on: local (not needed*"]
     )
     report = json.loads((pytester.path / "rep" / "report.json").read_text())
-    assert report["sweeps"]["experiments"][0]["reused"] == 3
-    assert report["profile"] == "quick (sizes changed: halving_inits=1)"
+    assert report["sweeps"]["experiments"][0]["reused"] == 2
+    assert report["profile"] == "quick (sizes changed: tiny_streams=4)"
     for option, value, message in (
         ("--set", "nonsense=1", "unknown size 'nonsense'"),
         ("--scheduler", "nowhere", "scheduler must be 'serial', 'local' or a Dask"),
         ("--workers", "0", "workers must be an integer >= 1"),
     ):
         shutil.rmtree(pytester.path / "rep", ignore_errors=True)
-        bad = pytester.runpytest_subprocess(*args[:-2], option, value)
+        bad = pytester.runpytest_inprocess(*args[:-2], option, value)
         assert bad.ret == pytest.ExitCode.USAGE_ERROR, option
         bad.stderr.fnmatch_lines([f"ERROR: *{message}*"])
         assert "test_inner.py" not in bad.stdout.str()  # nothing was collected or run
@@ -300,7 +285,7 @@ def test_module_entry_point_help():
     assert done.returncode == 0 and "python -m numerics.sweep RUN" in done.stdout
 
 
-def test_audit_session_submits_experiments_together_and_once(tmp_path, monkeypatch):
+def test_audit_session_submits_experiments_together_and_once(tmp_path, monkeypatch, tiny):
     import numerics.sweep.engine as engine
     from verify.sweeps import SweepSession
 
@@ -312,17 +297,17 @@ def test_audit_session_submits_experiments_together_and_once(tmp_path, monkeypat
         return real(self, tasks)
 
     monkeypatch.setattr(engine.SerialExecutor, "run", counting)
-    overrides = {"halving_inits": "1", "appendix20_streams": "64", "appendix20_horizon": "20"}
+    overrides = {"tiny_streams": "9"}
     session = SweepSession("quick", overrides, tmp_path, "serial", None)
-    session.prefetch(["rare_gates.halving", "rare_gates.weight_decay"])
+    session.prefetch(["tiny.draws", "tiny.uniform"])
     assert batches == [6]  # 3 + 3 cells in one submission
-    h = session.result("rare_gates.halving")
-    session.prefetch(["rare_gates.weight_decay"])
-    assert batches == [6] and h["hit"].shape == (3, 1)
+    h = session.result("tiny.draws")
+    session.prefetch(["tiny.uniform"])
+    assert batches == [6] and h["draws"].shape == (9, 4)
     assert [r["computed"] for r in session.describe()["experiments"]] == [3, 3]
     assert session.describe()["scheduler"] == "serial (this process)"
     session.close()
     again = SweepSession("quick", overrides, tmp_path, "serial", None)
-    again.result("rare_gates.weight_decay")
+    again.result("tiny.uniform")
     assert batches == [6] and again.describe()["experiments"][0]["reused"] == 3
     assert again.describe()["scheduler"].startswith("serial (not needed")

@@ -2,7 +2,9 @@
 
 The experiments here are small cells of the real rare-gates functions (``sweeps.compute``)
 joined by the real assemble rules, so splitting, storing and scheduling are tested on the
-numbers the audit uses.
+numbers the audit uses. The tests on a local Dask cluster share one (the session fixture
+``dask_local``, started by :class:`~numerics.sweep.DaskExecutor` itself): each start costs
+seconds, and each new worker process imports the kernels again.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from numerics.rare_gates import sweeps as RS
 from numerics.sweep import DaskExecutor, Experiment, ResultStore, SerialExecutor, SweepFailed, make_executor, run_sweep
 from numerics.sweep.codec import equal
 from numerics.sweep.progress import Progress, terminal_wanted
+from tests.conftest import dask_ready
 
 SETTING = {"settings": [[8, 1e-2]], "horizon": 15.0, "seed": 4}
 
@@ -115,21 +118,21 @@ def test_code_version_tracks_sources_and_rejects_unknown_modules():
         _experiment(modules=("numerics.nothing_here",))
 
 
-def test_local_cluster_with_two_workers_is_bit_identical_to_serial(tmp_path, direct):
-    log = []
-    with DaskExecutor(workers=2, log=log.append) as ex:
-        run = run_sweep(_experiment(), store=ResultStore(tmp_path), executor=ex, progress=False)
-        workers = len(ex.client.scheduler_info()["workers"])
-        failing = run_sweep(_experiment(name="test.bad", bad=True), executor=ex, progress=False)
+def test_local_cluster_with_two_workers_is_bit_identical_to_serial(tmp_path, direct, dask_local):
+    ex = dask_ready(dask_local)
+    run = run_sweep(_experiment(), store=ResultStore(tmp_path), executor=ex, progress=False)
+    workers = len(ex.client.scheduler_info()["workers"])
+    failing = run_sweep(_experiment(name="test.bad", bad=True), executor=ex, progress=False)
     assert workers == 2 and run.count("computed") == 3
     assert equal(run.result(), direct)
     assert equal(run.result(), run_sweep(_experiment(), executor=SerialExecutor(), progress=False).result())
-    assert any("dashboard http" in line for line in log)
+    assert ex.description == "dask LocalCluster (2 workers)"
+    assert any("dashboard http" in line for line in ex.start_log)
     assert [o.status for o in failing.outcomes] == ["computed", "failed", "computed"]
     assert "b (batch size) must be an integer >= 1" in failing.failures[0].error
 
 
-def test_cells_are_spread_over_the_local_workers(tmp_path):
+def test_cells_are_spread_over_the_local_workers(tmp_path, dask_local):
     from numerics.sweep.store import read_cell
 
     cells = [
@@ -145,8 +148,7 @@ def test_cells_are_spread_over_the_local_workers(tmp_path):
         code_modules=RS.CODE_MODULES,
     )
     store = ResultStore(tmp_path)
-    with DaskExecutor(workers=2, log=lambda msg: None) as ex:
-        run_sweep(exp, store=store, executor=ex, progress=False)
+    run_sweep(exp, store=store, executor=dask_ready(dask_local), progress=False)
     pids = {read_cell(p)[1]["worker"]["pid"] for p in store.files("test.spread")}
     assert len(pids) == 2 and os.getpid() not in pids
 
@@ -251,29 +253,33 @@ def test_cells_are_independent_of_the_chunking(direct):
     assert np.isfinite(direct[0]["recovery"]).any() and np.isfinite(direct[0]["first"]).any()  # events, not only NaNs
 
 
-def test_existing_scheduler_by_address_gives_the_same_numbers(tmp_path, direct):
-    from distributed import LocalCluster
-
-    with LocalCluster(n_workers=1, threads_per_worker=2, processes=True, dashboard_address=":0") as cluster:
-        with make_executor(cluster.scheduler_address) as ex:
-            ex.log = lambda msg: None
-            run = run_sweep(_experiment(), store=ResultStore(tmp_path), executor=ex, progress=False)
-            assert ex.description == f"dask scheduler {cluster.scheduler_address}"
+def test_existing_scheduler_by_address_gives_the_same_numbers(tmp_path, direct, dask_local):
+    address = dask_ready(dask_local).cluster.scheduler_address  # a running cluster, reached by its address
+    with make_executor(address) as ex:
+        ex.log = lambda msg: None
+        run = run_sweep(_experiment(), store=ResultStore(tmp_path), executor=ex, progress=False)
+        assert ex.description == f"dask scheduler {address}" and ex.cluster is None  # connected, not started
     assert run.count("computed") == 3 and equal(run.result(), direct)
+    assert dask_local.client.status == "running"  # closing the executor left the cluster alone
 
 
 def compute_or_die(params):
-    """A cell computation whose worker process dies on the cell marked 'die' (a lost machine)."""
+    """A cell computation whose worker process dies on the cell marked 'die' (a lost machine).
+
+    It dies 1 s into the cell, so that a cell the same worker finished just before has been
+    reported to the scheduler (a worker reports in batches a few milliseconds apart)."""
     if params.get("die"):
+        time.sleep(1.0)
         os._exit(1)
     return RS.compute(params)
 
 
-def test_a_lost_worker_fails_only_its_cell(tmp_path, direct):
-    import dask
-
+def test_a_lost_worker_fails_only_its_cell(tmp_path, dask_local, monkeypatch):
     cells = _cells()
-    cells[1] = dict(cells[1], die=True)
+    # the last cell dies: a worker runs its cells in submission order, so the cell that shares
+    # the dying worker (3 cells, 2 workers) has finished first; a cell queued behind the fatal
+    # one would be lost with the worker
+    cells[2] = dict(cells[2], die=True)
     exp = Experiment(
         name="test.lost",
         summary="",
@@ -283,10 +289,11 @@ def test_a_lost_worker_fails_only_its_cell(tmp_path, direct):
         assemble=RS._by_setting(("recovery",)),
         code_modules=RS.CODE_MODULES,
     )
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-        with DaskExecutor(workers=2, log=lambda msg: None) as ex:
-            run = run_sweep(exp, store=ResultStore(tmp_path), executor=ex, progress=False)
-    assert [o.status for o in run.outcomes] == ["computed", "failed", "computed"]
+    ex = dask_ready(dask_local)
+    # distributed.scheduler.allowed-failures = 0 for this test: the first lost worker fails the cell
+    monkeypatch.setattr(ex.cluster.scheduler, "allowed_failures", 0)
+    run = run_sweep(exp, store=ResultStore(tmp_path), executor=ex, progress=False)
+    assert [o.status for o in run.outcomes] == ["computed", "computed", "failed"]
     assert "KilledWorker" in run.failures[0].error
     assert len(ResultStore(tmp_path).files("test.lost")) == 2
 
