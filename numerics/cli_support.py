@@ -33,7 +33,7 @@ import math
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -280,6 +280,16 @@ def save_figure(fig: Any, path: Path) -> None:
         plt.close(fig)
 
 
+def save_plot(fig: Any, path: Path, title_axes: Any, title: str, legend_axes: Sequence[Any] = ()) -> None:
+    """Finish a command's plot and write it to ``path`` (:func:`save_figure`): a legend on each of
+    ``legend_axes`` and the title on ``title_axes`` (both in small print), the layout tight."""
+    for axes in legend_axes:
+        axes.legend(fontsize=7)
+    title_axes.set_title(title, fontsize=9)
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
 def json_ready(x: Any) -> Any:
     """Arrays -> lists, non-finite floats -> None (JSON has no NaN), numpy scalars -> Python numbers, recursively."""
     if isinstance(x, dict):
@@ -364,3 +374,45 @@ def run_command(prog: str, body: Callable[[], str]) -> int:
     0 printed; 1 :class:`RunError`; 2 :class:`UsageError`; 130 interrupted; 141 the pipe closed.
     """
     return run_main(prog, lambda: 0 if write_line(body()) else 141)
+
+
+# --- the simulation commands (``numerics.central_flow``, ``numerics.multipath``) --------------------------
+
+
+def add_output_options(parser: argparse.ArgumentParser, plot_help: str) -> None:
+    """The simulation commands' last two options: ``--format text|json`` and ``--plot FILE`` (``plot_help``)."""
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    parser.add_argument("--plot", metavar="FILE", help=plot_help)
+
+
+def run_simulation(
+    prog: str,
+    argv: Sequence[str] | None,
+    parser: Callable[[], argparse.ArgumentParser],
+    setting: Callable[[argparse.Namespace], Any],
+    run: Callable[[Any], Any],
+    plot: Callable[[Any, Any, Path], None],
+    to_json: Callable[[dict], str],
+    render_text: Callable[[dict], str],
+    summary: Callable[[Any], dict] | None = None,
+) -> int:
+    """A simulation command's ``main``: parse ``argv`` with ``parser()`` (options of
+    :func:`add_output_options` among them), check the options together (``setting(args)``, whose
+    ``.plot`` is the checked path or None), ``run`` the setting, draw ``plot(result, setting, path)``
+    if asked, and print ``summary(result)`` (the result itself by default) as ``to_json`` or
+    ``render_text`` gives it; exit statuses as :func:`run_command`'s. A plot file that cannot be
+    written after all is a usage error naming ``--plot``."""
+
+    def body() -> str:
+        args = parser().parse_args(argv)
+        s = setting(args)
+        result = run(s)
+        if s.plot is not None:
+            try:
+                plot(result, s, s.plot)
+            except OSError as exc:
+                raise bad("--plot", f"cannot write {str(s.plot)!r}: {exc.strerror or exc}") from None
+        out = result if summary is None else summary(result)
+        return to_json(out) if args.format == "json" else render_text(out)
+
+    return run_command(prog, body)

@@ -346,49 +346,42 @@ def _power(p):
     return {"power": p, "alternative": "a relative 25% in the proportion", "method": "exact binomial", "label": None}
 
 
-@pytest.mark.parametrize(
-    "claim, checks, verdict",
-    [
-        (_claim(), [_check("passed")], "confirmed"),
-        (_claim(), [_check("passed"), _check("skipped")], "confirmed"),
-        (_claim(), [_check("passed"), _check("passed", reading="q read as 2/pi")], "confirmed-reading"),
-        (_claim(), [_check("xfailed", discrepancy="paper 0.6, ours 0.59"), _check("passed")], "discrepancy"),
-        (_claim(), [_check("xfailed", discrepancy="d"), _check("failed")], "check-failed"),
-        (_claim(), [_check("xpassed", discrepancy="d")], "check-failed"),
-        (_claim(), [_check("failed", reading="r")], "check-failed"),
-        (_claim(unverifiable="needs the authors' seeds"), [], "unverifiable"),
-        (_claim(unverifiable="needs the authors' seeds"), [_check("passed")], "unverifiable"),
-        (_claim(), [], "not-run"),
-        (_claim(), [_check("skipped"), _check("skipped")], "not-run"),
-        (_claim(), [_check("passed", powers=[_power(0.79)])], "inconclusive"),
-        (_claim(), [_check("passed", powers=[_power(0.8)])], "confirmed"),
-        (_claim(), [_check("passed", powers=[_power(0.95), _power(0.5)])], "inconclusive"),
-        (_claim(), [_check("passed", reading="r", powers=[_power(0.9)])], "confirmed-reading"),
-        (_claim(), [_check("passed", reading="r", powers=[_power(0.3)])], "inconclusive"),
-        (_claim(), [_check("failed", powers=[_power(0.3)])], "check-failed"),
-        (_claim(), [_check("xfailed", discrepancy="d"), _check("passed", powers=[_power(0.3)])], "discrepancy"),
-        (_claim(), [_check("passed", reading="r", fitted={"other": "22.2"})], "confirmed-reading"),
-        (_claim(), [_check("passed", reading="r"), _check("passed", vacuous="premise fails: T-2")], "vacuous"),
-        (_claim(), [_check("passed", vacuous="premise fails", powers=[_power(0.3)])], "inconclusive"),
-        (_claim(), [_check("passed", vacuous="premise fails"), _check("failed")], "check-failed"),
-        (_claim(), [_check("xfailed", discrepancy="d"), _check("passed", vacuous="premise fails")], "discrepancy"),
-    ],
-)
+VERDICT_CASES = [
+    (_claim(), [_check("passed")], "confirmed"),
+    (_claim(), [_check("passed"), _check("skipped")], "confirmed"),
+    (_claim(), [_check("passed"), _check("passed", reading="q read as 2/pi")], "confirmed-reading"),
+    (_claim(), [_check("xfailed", discrepancy="paper 0.6, ours 0.59"), _check("passed")], "discrepancy"),
+    (_claim(), [_check("xfailed", discrepancy="d"), _check("failed")], "check-failed"),
+    (_claim(), [_check("xpassed", discrepancy="d")], "check-failed"),
+    (_claim(), [_check("failed", reading="r")], "check-failed"),
+    (_claim(unverifiable="needs the authors' seeds"), [], "unverifiable"),
+    (_claim(unverifiable="needs the authors' seeds"), [_check("passed")], "unverifiable"),
+    (_claim(), [], "not-run"),
+    (_claim(), [_check("skipped"), _check("skipped")], "not-run"),
+    (_claim(), [_check("passed", powers=[_power(0.79)])], "inconclusive"),
+    (_claim(), [_check("passed", powers=[_power(0.8)])], "confirmed"),
+    (_claim(), [_check("passed", powers=[_power(0.95), _power(0.5)])], "inconclusive"),
+    (_claim(), [_check("passed", reading="r", powers=[_power(0.9)])], "confirmed-reading"),
+    (_claim(), [_check("passed", reading="r", powers=[_power(0.3)])], "inconclusive"),
+    (_claim(), [_check("failed", powers=[_power(0.3)])], "check-failed"),
+    (_claim(), [_check("xfailed", discrepancy="d"), _check("passed", powers=[_power(0.3)])], "discrepancy"),
+    (_claim(), [_check("passed", reading="r", fitted={"other": "22.2"})], "confirmed-reading"),
+    (_claim(), [_check("passed", reading="r"), _check("passed", vacuous="premise fails: T-2")], "vacuous"),
+    (_claim(), [_check("passed", vacuous="premise fails", powers=[_power(0.3)])], "inconclusive"),
+    (_claim(), [_check("passed", vacuous="premise fails"), _check("failed")], "check-failed"),
+    (_claim(), [_check("xfailed", discrepancy="d"), _check("passed", vacuous="premise fails")], "discrepancy"),
+]
+
+
+@pytest.mark.parametrize("claim, checks, verdict", VERDICT_CASES)
 def test_verdict_for(claim, checks, verdict):
     assert verdict_for(claim, checks) == verdict
 
 
 def test_every_verdict_is_reachable():
-    assert set(VERDICTS) == {
-        "confirmed",
-        "confirmed-reading",
-        "inconclusive",
-        "vacuous",
-        "discrepancy",
-        "unverifiable",
-        "check-failed",
-        "not-run",
-    }
+    """Each verdict the report knows is one that verdict_for gives in a case above, and no other."""
+    assert {verdict_for(claim, checks) for claim, checks, _ in VERDICT_CASES} == set(VERDICTS)
+    assert len(VERDICTS) == len(set(VERDICTS))
 
 
 def test_vacuous_needs_its_reason_and_reaches_the_report(tmp_path, no_git):

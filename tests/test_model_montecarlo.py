@@ -36,26 +36,22 @@ FIXED_POINTS = [
 N_RANDOM = 3
 
 
+def polar_thetas(rng: np.random.Generator, n: int, head: float, radius: tuple[float, float]) -> list[np.ndarray]:
+    """``n`` parameter points (a1, a2, w1, w2): heads uniform in [-head, head], each hidden vector in polar
+    form, its norm uniform in ``radius`` and its angle in [-pi, pi] (per point: heads, norms, angles)."""
+    pts = []
+    for _ in range(n):
+        a = rng.uniform(-head, head, 2)
+        r = rng.uniform(*radius, 2)
+        ph = rng.uniform(-math.pi, math.pi, 2)
+        w = [r[i] * trig(ph[i]) for i in (0, 1) for trig in (math.cos, math.sin)]  # w1 then w2
+        pts.append(np.array([a[0], a[1], *w]))
+    return pts
+
+
 def _points():
     rng = np.random.default_rng([SEED, 10_000])  # the stream that draws the random points
-    pts = list(FIXED_POINTS)
-    for _ in range(N_RANDOM):
-        a = rng.uniform(-2.0, 2.0, 2)
-        r = rng.uniform(0.3, 2.0, 2)
-        ph = rng.uniform(-math.pi, math.pi, 2)
-        pts.append(
-            np.array(
-                [
-                    a[0],
-                    a[1],
-                    r[0] * math.cos(ph[0]),
-                    r[0] * math.sin(ph[0]),
-                    r[1] * math.cos(ph[1]),
-                    r[1] * math.sin(ph[1]),
-                ]
-            )
-        )
-    return pts
+    return [*FIXED_POINTS, *polar_thetas(rng, N_RANDOM, 2.0, (0.3, 2.0))]
 
 
 POINTS = _points()

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from numerics.rare_gates import model
 from tests.oracle import J_mp
+from tests.test_model_montecarlo import polar_thetas
 
 EPS = np.finfo(float).eps
 
@@ -216,23 +217,7 @@ def _fd_points():
         np.array([1.3, -0.6, 0.2, -1.1, -0.2, 1.1 - 1e-3]),  # nearly opposite
         np.array([0.9, 1.1, 1.0, 1e-3, 0.5, -0.4]),  # w1 nearly along the source label e1
     ]
-    for _ in range(6):
-        a = rng.uniform(-3.0, 3.0, 2)
-        r = rng.uniform(0.3, 3.0, 2)
-        ph = rng.uniform(-math.pi, math.pi, 2)
-        pts.append(
-            np.array(
-                [
-                    a[0],
-                    a[1],
-                    r[0] * math.cos(ph[0]),
-                    r[0] * math.sin(ph[0]),
-                    r[1] * math.cos(ph[1]),
-                    r[1] * math.sin(ph[1]),
-                ]
-            )
-        )
-    return pts
+    return [*pts, *polar_thetas(rng, 6, 3.0, (0.3, 3.0))]
 
 
 @pytest.mark.parametrize("lam", [0.0, 0.05, 0.2, 1.0])

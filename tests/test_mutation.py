@@ -22,18 +22,25 @@ from verify.mutation.runner import Outcome, summary
 ROOT = Path(__file__).resolve().parents[1]
 
 
+RAW = dict(
+    id="toy-a",
+    area="machinery",
+    description="a plausible bug",
+    file="toy/calc.py",
+    old="2 * x",
+    new="3 * x",
+    checks=["verify/test_toy.py"],
+)
+
+
 def _raw(**over) -> dict:
-    m = {
-        "id": "toy-a",
-        "area": "machinery",
-        "description": "a plausible bug",
-        "file": "toy/calc.py",
-        "old": "2 * x",
-        "new": "3 * x",
-        "checks": ["verify/test_toy.py"],
-    }
-    m.update(over)
-    return {k: v for k, v in m.items() if v is not None}
+    """A catalogue entry: ``RAW`` with ``over`` on top; a field given as None is left out."""
+    return {k: v for k, v in {**RAW, **over}.items() if v is not None}
+
+
+def _catalogue_text(*entries: dict) -> str:
+    """``entries`` as catalogue TOML, one ``[[mutant]]`` table each (JSON strings and lists are TOML too)."""
+    return "".join("\n[[mutant]]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in e.items()) for e in entries)
 
 
 # --- the real catalogue ------------------------------------------------------------------------
@@ -232,36 +239,36 @@ def test_double():
     assert double(-2) == -4
 """
 
-TOY_CATALOGUE = """
-[[mutant]]
-id = "toy-kill"
-area = "machinery"
-description = "double triples"
-file = "toy/calc.py"
-old = "return 2 * x"
-new = "return 3 * x"
-checks = ["verify/test_toy.py::test_double_and_half"]
-tests = ["tests/test_calc.py"]
+TOY_KILLABLE = {"checks": ["verify/test_toy.py::test_double_and_half"], "tests": ["tests/test_calc.py"]}
+TOY_CATALOGUE = _catalogue_text(
+    _raw(id="toy-kill", description="double triples", old="return 2 * x", new="return 3 * x", **TOY_KILLABLE),
+    _raw(
+        id="toy-equivalent",
+        description="halving by multiplication: the same IEEE result",
+        old="return x / 2",
+        new="return x * 0.5",
+        **TOY_KILLABLE,
+    ),
+    _raw(id="toy-hang", description="settle never returns", old="    return 0", new="    while True:\n        pass"),
+)
 
-[[mutant]]
-id = "toy-equivalent"
-area = "machinery"
-description = "halving by multiplication: the same IEEE result"
-file = "toy/calc.py"
-old = "return x / 2"
-new = "return x * 0.5"
-checks = ["verify/test_toy.py::test_double_and_half"]
-tests = ["tests/test_calc.py"]
 
-[[mutant]]
-id = "toy-hang"
-area = "machinery"
-description = "settle never returns"
-file = "toy/calc.py"
-old = "    return 0"
-new = "    while True:\\n        pass"
-checks = ["verify/test_toy.py"]
-"""
+TOY_FILES = {
+    "conftest.py": TOY_CONFTEST,
+    "toy/__init__.py": "",
+    "toy/calc.py": TOY_CALC,
+    "verify/test_toy.py": TOY_CHECK,
+    "tests/test_calc.py": TOY_TEST,
+    "notes.txt": "ignored\n",
+    ".gitignore": "notes.txt\n",
+}
+
+
+def _write_toy(root: Path) -> None:
+    """The toy repository's files (``TOY_FILES``) under ``root``."""
+    for name, text in TOY_FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text))
 
 
 @pytest.fixture(scope="module")
@@ -269,18 +276,7 @@ def toy_run(tmp_path_factory):
     if shutil.which("git") is None:
         pytest.skip("git is needed to list the toy repository's files")
     root = tmp_path_factory.mktemp("toyrepo")
-    files = {
-        "conftest.py": TOY_CONFTEST,
-        "toy/__init__.py": "",
-        "toy/calc.py": TOY_CALC,
-        "verify/test_toy.py": TOY_CHECK,
-        "tests/test_calc.py": TOY_TEST,
-        "notes.txt": "ignored\n",
-        ".gitignore": "notes.txt\n",
-    }
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(textwrap.dedent(text))
+    _write_toy(root)
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     catalogue = root.parent / "toy-catalogue.toml"
     catalogue.write_text(TOY_CATALOGUE)
@@ -288,25 +284,16 @@ def toy_run(tmp_path_factory):
     return root, catalogue, work
 
 
-def test_runner_kills_a_bug_and_reports_an_equivalent_mutant(toy_run, capsys):
+def _run_toy(toy_run, *options: str) -> int:
+    """``run`` on the toy repository with ``options``, 20 s at most a mutant."""
     root, catalogue, work = toy_run
-    rc = main(
-        [
-            "run",
-            "--format",
-            "json",
-            "--jobs",
-            "2",
-            "--timeout",
-            "20",
-            "--catalogue",
-            str(catalogue),
-            "--root",
-            str(root),
-            "--work-dir",
-            str(work),
-        ]
-    )
+    paths = ["--catalogue", str(catalogue), "--root", str(root), "--work-dir", str(work)]
+    return main(["run", *options, "--timeout", "20", *paths])
+
+
+def test_runner_kills_a_bug_and_reports_an_equivalent_mutant(toy_run, capsys):
+    root, _catalogue, work = toy_run
+    rc = _run_toy(toy_run, "--format", "json", "--jobs", "2")
     lines = capsys.readouterr().out.strip().splitlines()
     assert rc == 0
     final = json.loads(lines[-1])
@@ -327,23 +314,7 @@ def test_runner_kills_a_bug_and_reports_an_equivalent_mutant(toy_run, capsys):
 
 
 def test_runner_strict_exit_status(toy_run, capsys):
-    root, catalogue, work = toy_run
-    rc = main(
-        [
-            "run",
-            "--strict",
-            "--only",
-            "toy-equivalent",
-            "--timeout",
-            "20",
-            "--catalogue",
-            str(catalogue),
-            "--root",
-            str(root),
-            "--work-dir",
-            str(work),
-        ]
-    )
+    rc = _run_toy(toy_run, "--strict", "--only", "toy-equivalent")
     out = capsys.readouterr().out
     assert rc == 1
     assert "survivors: toy-equivalent" in out
@@ -352,12 +323,7 @@ def test_runner_strict_exit_status(toy_run, capsys):
 def test_run_refuses_stale_mutants(tmp_path, capsys):
     path = tmp_path / "cat.toml"
     path.write_text(TOY_CATALOGUE.replace('old = "return 2 * x"', 'old = "return 7 * x"'))
-    (tmp_path / "toy").mkdir()
-    (tmp_path / "toy" / "calc.py").write_text(TOY_CALC)
-    (tmp_path / "verify").mkdir()
-    (tmp_path / "verify" / "test_toy.py").write_text(TOY_CHECK)
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_calc.py").write_text(TOY_TEST)
+    _write_toy(tmp_path)
     assert main(["check", "--catalogue", str(path), "--root", str(tmp_path)]) == 1
     assert "stale: toy-kill: `old` occurs 0 times in toy/calc.py" in capsys.readouterr().out
     assert main(["run", "--catalogue", str(path), "--root", str(tmp_path)]) == 1

@@ -83,12 +83,13 @@ from numerics.cli_support import (
     Parser,
     RunError,
     UsageError,
+    add_output_options,
     bad,
     check_plot,
     fmt_g,
     integer_text,
-    run_command,
-    save_figure,
+    run_simulation,
+    save_plot,
 )
 from numerics.cli_support import to_json as support_to_json
 from numerics.validation import integer
@@ -199,10 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
         f"scalar, 100 mf, 60 relu); at most eos {_bounds_text('eos')}, reconstructed {_bounds_text('reconstructed')} "
         "(about a minute; reconstructed relu: the solver's switch limit)",
     )
-    p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
-    p.add_argument(
-        "--plot", metavar="FILE", help="draw lambda eta/2, the loss and the law's change against t into FILE"
-    )
+    add_output_options(p, "draw lambda eta/2, the loss and the law's change against t into FILE")
     return p
 
 
@@ -572,32 +570,18 @@ def plot(summary: dict, path: Path) -> None:
         ylabel += f"\n(dotted: from t_c, / {s['law_scale_catapult_name']})"
     bottom.set_ylabel(ylabel)
     bottom.set_xlabel("t (GD steps)" + ("; dashed: the catapult's end t_c" if tc is not None else ""))
-    top.legend(fontsize=7)
-    bottom.legend(fontsize=7)
-    top.set_title(
+    title = (
         f"{s['model']}, {s['setting']} setting: draw {s['draw']}, eta = {eta:g}, {s['steps']} steps; "
-        f"law {s['law_name']}",
-        fontsize=9,
+        f"law {s['law_name']}"
     )
-    fig.tight_layout()
-    save_figure(fig, path)
+    save_plot(fig, path, top, title, legend_axes=(top, bottom))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point; returns the exit status (0; 1 the run failed; 2 bad input; 130 interrupted; 141 pipe closed)."""
-
-    def body() -> str:
-        args = build_parser().parse_args(argv)
-        s = setting(args)
-        summary = run(s)
-        if s.plot is not None:
-            try:
-                plot(summary, s.plot)
-            except OSError as exc:
-                raise bad("--plot", f"cannot write {str(s.plot)!r}: {exc.strerror or exc}") from None
-        return to_json(summary) if args.format == "json" else render_text(summary)
-
-    return run_command(PROG, body)
+    return run_simulation(
+        PROG, argv, build_parser, setting, run, lambda summary, _s, path: plot(summary, path), to_json, render_text
+    )
 
 
 __all__ = [

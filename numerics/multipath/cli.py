@@ -51,7 +51,17 @@ from pathlib import Path
 
 import numpy as np
 
-from numerics.cli_support import Parser, UsageError, bad, check_plot, fmt_g, integer_text, run_command, save_figure
+from numerics.cli_support import (
+    Parser,
+    UsageError,
+    add_output_options,
+    bad,
+    check_plot,
+    fmt_g,
+    int_arg,
+    run_simulation,
+    save_plot,
+)
 from numerics.cli_support import to_json as support_to_json
 
 from . import gd
@@ -85,21 +95,6 @@ FULL_RECORD_FLOATS = 4_000_000  # full mode: records x H x d^2 floats of pathway
 PLOT_MODES = 10
 
 
-def _int_in(low: int, high: int | None):
-    span = f"an integer in [{low}, {high}]" if high is not None else f"an integer >= {low}"
-
-    def parse(text: str) -> int:
-        try:
-            value = integer_text(text)
-        except (ValueError, OverflowError):
-            raise argparse.ArgumentTypeError(f"must be {span}; got {text!r}") from None
-        if value < low or (high is not None and value > high):
-            raise argparse.ArgumentTypeError(f"must be {span}; got {text!r}")
-        return value
-
-    return parse
-
-
 def _float(allow_zero: bool):
     span = "a finite number >= 0" if allow_zero else "a finite number > 0"
 
@@ -122,19 +117,19 @@ def build_parser() -> argparse.ArgumentParser:
     depth.add_argument(
         "--depths",
         nargs="+",
-        type=_int_in(2, MAX_DEPTH),
+        type=int_arg(2, MAX_DEPTH),
         metavar="L",
         help=f"one depth per pathway, integers in [2, {MAX_DEPTH}], at most {MAX_PATHWAYS} pathways",
     )
     depth.add_argument(
         "--depth",
-        type=_int_in(2, MAX_DEPTH),
+        type=int_arg(2, MAX_DEPTH),
         metavar="L",
         help=f"the depth of every pathway (default {DEFAULT_DEPTH}), with --pathways",
     )
     p.add_argument(
         "--pathways",
-        type=_int_in(1, MAX_PATHWAYS),
+        type=int_arg(1, MAX_PATHWAYS),
         metavar="H",
         help=f"number of pathways of depth --depth (default {DEFAULT_PATHWAYS}; not with --depths)",
     )
@@ -165,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--steps",
-        type=_int_in(1, None),
+        type=int_arg(1, None),
         default=DEFAULT_STEPS,
         metavar="N",
         help=f"most GD steps (default {DEFAULT_STEPS}); bounded so that a run takes about a minute at most",
@@ -179,11 +174,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--seed",
-        type=_int_in(0, None),
+        type=int_arg(0, None),
         help="full mode: a Haar-random frame V from this seed (default: V = I)",
     )
-    p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
-    p.add_argument("--plot", metavar="FILE", help="draw sigma_hi and lambda_i eta/2 against the step into FILE")
+    add_output_options(p, "draw sigma_hi and lambda_i eta/2 against the step into FILE")
     return p
 
 
@@ -496,33 +490,17 @@ def plot(outcome: Outcome, s: Setting, path: Path) -> None:
     top.set_ylabel("sigma_hi" if s.mode == "svs" else "u_i^T Omega_h v_i")
     bottom.set_ylabel("lambda_i eta / 2")
     bottom.set_xlabel("step")
-    if top.get_legend_handles_labels()[0]:
-        top.legend(fontsize=7)
-    bottom.legend(fontsize=7)
-    top.set_title(
-        f"{s.mode}: depths {' '.join(map(str, s.depths))}, eta S_1 = {s.eta * s.s1:.4g}, "
-        f"{outcome.summary['steps_done']} steps",
-        fontsize=9,
-    )
-    fig.tight_layout()
-    save_figure(fig, path)
+    title = f"{s.mode}: depths {' '.join(map(str, s.depths))}, eta S_1 = {s.eta * s.s1:.4g}, "
+    title += f"{outcome.summary['steps_done']} steps"
+    legends = (top, bottom) if top.get_legend_handles_labels()[0] else (bottom,)  # top: labelled when few curves
+    save_plot(fig, path, top, title, legend_axes=legends)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point; returns the exit status (0; 2 bad input; 130 interrupted; 141 stdout closed early)."""
-
-    def body() -> str:
-        args = build_parser().parse_args(argv)
-        s = setting(args)
-        outcome = run(s)
-        if s.plot is not None:
-            try:
-                plot(outcome, s, s.plot)
-            except OSError as exc:
-                raise bad("--plot", f"cannot write {str(s.plot)!r}: {exc.strerror or exc}") from None
-        return to_json(outcome.summary) if args.format == "json" else render_text(outcome.summary)
-
-    return run_command(PROG, body)
+    return run_simulation(
+        PROG, argv, build_parser, setting, run, plot, to_json, render_text, lambda outcome: outcome.summary
+    )
 
 
 __all__ = [
