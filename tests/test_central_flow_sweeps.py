@@ -52,14 +52,20 @@ def test_draw_cells_equal_the_direct_runs(name, direct):
     assert equal(decode(*encode(result)), result)  # what the store keeps is what was computed
 
 
-def test_relu_pool_cells_equal_one_scan():
+@pytest.fixture(scope="module")
+def pool20():
+    """The one-call scan of the first 20 ReLU draws (computed once: each scan runs 20 hybrid flows)."""
+    return E.relu_pool(0, 20)
+
+
+def test_relu_pool_cells_equal_one_scan(pool20):
     run = _run("central_flow.relu_pool", SMALL)
     assert len(run.params) == 2  # 20 draws tried, 10 per cell
-    assert equal(run.result(), E.relu_pool(0, 20))
+    assert equal(run.result(), pool20)
 
 
-def test_relu_runs_are_the_first_pool_draws():
-    pool = E.relu_pool(0, 20)
+def test_relu_runs_are_the_first_pool_draws(pool20):
+    pool = pool20
     runs = _run("central_flow.relu", SMALL).result()
     assert [r["draw"] for r in runs] == [p[0] for p in pool[:3]]
     assert all(r["ratio"] == p[1] for r, p in zip(runs, pool))  # the same contact state both ways
