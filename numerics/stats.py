@@ -40,16 +40,32 @@ Cai TT, DasGupta A (2001), Interval estimation for a binomial proportion, Stat. 
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special, stats
+from scipy import special
 
 from numerics import validation as V
+
+
+class _Deferred:
+    """A module imported on first attribute access: ``scipy.stats`` costs about 1.5 CPU-s to import, which
+    every Dask worker and CLI subprocess that imports this module for its validators would pay without using it."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(importlib.import_module(self._name), attr)
+
+
+stats: Any = _Deferred("scipy.stats")
 
 Z95 = 1.959963984540054  # two-sided 95% quantile Phi^-1(0.975) = 1.95996398454005424 to 1 ulp (the audit's constant)
 Z_MAX = 30.0  # largest z accepted: alpha = 2 Phi(-z) stays a normal float (Phi(-30) ~ 5e-198), so z round-trips

@@ -41,10 +41,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from .. import stats as nstats
 from ..cli_support import Parser, UsageError, check_cost, int_arg, real_arg, run_main
+from ..stats import stats  # scipy.stats, imported on first use
 from ..validation import integer
 from . import gd
 from . import sharpness as ns
