@@ -157,3 +157,21 @@ def test_bad_observable_input():
 def test_max_steps_exhausted():
     with pytest.raises(RuntimeError, match="max_steps"):
         pf.flow(X0, "source", LAM, [0.0, 100.0], max_steps=3)
+
+
+def test_source_normal_coordinates_project_onto_the_manifold():
+    share, s1, s2 = 0.3, math.sqrt(0.3 * 0.9), math.sqrt(0.7 * 0.9)  # B_s = 0.9 at lambda = 0.05
+    on_s = np.array([s1, s2, s1, 0.0, s2, 0.0])
+    normal = np.array([0.0, 0.0, 0.0, 1.0, 0.0, -1.0]) * 1e-3  # transverse: orthogonal to the plane of S
+    sh, xi = pf.source_normal_coordinates(np.stack([on_s, on_s + normal]), 0.05)
+    assert np.allclose(sh, share, rtol=0, atol=1e-15) and np.allclose(xi[0], 0, atol=1e-15)
+    assert np.allclose(xi[1], normal, rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("states", "lam_value", "name"),
+    [([[1, 1, 1, 0, 1, 0]], 0.5, "lam"), ([[1, 1, 1, 0, 1]], 0.05, "states"), ([[-1, 1, -1, 0, 1, 0]], 0.05, "states")],
+)
+def test_source_normal_coordinates_bad_input(states, lam_value, name):
+    with pytest.raises(ValueError, match=name):
+        pf.source_normal_coordinates(states, lam_value)

@@ -54,13 +54,13 @@ CASES = {
         ],
     ),
     "rare_gates.theorem1": (
-        {"warm_inits": 1, "warm_streams": 258, "fresh_inits": 2},
+        {"warm_inits": 1, "warm_streams": 258, "fresh_inits": 2, "cor3_times": 2, "cor3_streams": 258},
         lambda z: {
             "warm": [E.warm_decay(i, z.warm_streams) for i in E.warm_init_ids(z.warm_inits)],
             "cor3": [
-                E.warm_decay(i, z.warm_streams, times=[E.COR3_TIME], eta=eta)
+                E.warm_decay(i, z.cor3_streams, times=[t], eta=eta, seed=seed)
+                for t, eta, seed in E.cor3_settings(z.cor3_times)
                 for i in E.warm_init_ids(z.warm_inits)
-                for eta in E.COR3_ETAS
             ],
             "fresh": [E.fresh_success(z.fresh_inits, eta) for eta in E.FRESH_ETAS],
         },

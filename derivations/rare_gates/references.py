@@ -254,6 +254,40 @@ def common_gate_symmetric_flow() -> dict[str, sp.Expr]:
     }
 
 
+def regularised_transverse_path() -> dict[str, sp.Expr]:
+    """The transverse part y(t) of the common-gate mean flow with L2 toward zero and toward a reference (Section 9).
+
+    Regularisation toward a reference point ``theta_ref`` (Kumar et al., 2025: toward the
+    initialisation) replaces the weight-decay term ``-lambda theta`` by ``-lambda (theta - theta_ref)``.
+    For balanced symmetric units ``a_i = p, w_i = (p, +-y)`` and a symmetric reference
+    ``a_ref = p_r, w_ref = (p_r, +-y_r)`` the common-gate flow of :func:`common_gate_symmetric_flow`
+    gives ``y' = -lambda (y - y_r)`` (the gated residual has no transverse part), solved from
+    ``y(0) = y0``. Returns the derived ``rate`` ``y'`` and the paths ``to_zero`` (``y_r = 0``) and
+    ``to_reference``; the separation angle is ``2 atan(y/p)``, so it contracts to 0 in the first
+    case and moves to the reference's in the second: apart, when the checkpoint's separation
+    ``y0`` is below the initialisation's ``y_r``.
+
+    >>> path = regularised_transverse_path()
+    >>> path["to_zero"], path["to_reference"]
+    (y0*exp(-lambda*time), y_r + (y0 - y_r)*exp(-lambda*time))
+    """
+    pp, yy, pr, yr, y0 = sp.symbols("p y p_r y_r y0", positive=True)
+    G = gated_second_moment()
+    qvec = gated_radial_moment()
+    w = [sp.Matrix([pp, yy]), sp.Matrix([pp, -yy])]
+    w_ref = sp.Matrix([pr, yr])
+    U = pp * w[0] + pp * w[1]
+    rate = sp.simplify((-pp * (G * U - qvec) - lam * (w[0] - w_ref))[1])
+    if sp.simplify(rate + lam * (yy - yr)) != 0:
+        raise ArithmeticError("the transverse rate toward a reference should be -lambda (y - y_r)")
+    y = sp.Function("y")
+    paths = {}
+    for name, ref in (("to_zero", 0), ("to_reference", yr)):
+        sol = sp.dsolve(sp.Eq(y(time).diff(time), rate.subs({yy: y(time), yr: ref})), y(time), ics={y(0): y0})
+        paths[name] = sp.collect(sp.expand(sol.rhs), sp.exp(-lam * time))
+    return {"rate": rate, **paths}
+
+
 @cache
 def common_gate_amplitude() -> sp.Expr:
     """B(t) = B_t B0 / (B0 + (B_t - B0) e^{-B_t t}), the solution of dB/dt = B(B_t - B).

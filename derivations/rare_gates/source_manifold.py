@@ -12,6 +12,9 @@ linear model ``(1/4)|a1 w1 + a2 w2 - e1|^2 + (lambda/2)|theta|^2``.
 
 from __future__ import annotations
 
+from functools import cache
+from types import MappingProxyType
+
 import sympy as sp
 
 from .dynamics import alpha, beta, clone_amplitude, p, polar_risk
@@ -169,7 +172,8 @@ def manifold_hessian(share: sp.Expr = p) -> sp.Matrix:
     return sp.hessian(linear_objective(), THETA).subs(cartesian_point(share))
 
 
-def normal_decay_rates() -> dict:
+@cache
+def normal_decay_rates() -> MappingProxyType:
     """Eigenvalues (with multiplicity) of the Hessian of ``F_s`` at a general point of S (Appendix 15, Proposition 11).
 
     The characteristic polynomial factors for every allocation p into
@@ -189,7 +193,7 @@ def normal_decay_rates() -> dict:
             raise RuntimeError(f"non-linear factor {fac} in the characteristic polynomial")
         root = sp.simplify(sp.solve(fac, x)[0])
         rates[root] = rates.get(root, 0) + mult
-    return rates
+    return MappingProxyType(rates)
 
 
 def angular_stationarity() -> dict:
@@ -241,3 +245,62 @@ def origin_gradient_form() -> dict:
         "det": sp.expand(M.det()),
         "symbols": (j0, j1),
     }
+
+
+def manifold_tangent(share: sp.Expr = p) -> sp.Matrix:
+    """Unit tangent of S at the point with ``omega_1 = share * B_s``, in the Cartesian parameters :data:`THETA`.
+
+    S is the arc ``s_1 (1, 0, 1, 0, 0, 0) + s_2 (0, 1, 0, 0, 1, 0)``, ``s_1^2 + s_2^2 = B_s``, so the
+    tangent is ``(-s_2, s_1, -s_2, 0, s_1, 0) / sqrt(2 B_s)``.
+
+    >>> manifold_tangent(sp.Rational(1, 2)).T
+    Matrix([[-1/2, 1/2, -1/2, 0, 1/2, 0]])
+    """
+    pt = cartesian_point(share)
+    A1, A2, x1, _, x2, _ = THETA
+    s1, s2 = pt[A1], pt[A2]
+    v = sp.Matrix([-s2, s1, -s2, 0, s1, 0])
+    return sp.simplify(v / sp.sqrt(v.dot(v)))
+
+
+def normal_lyapunov_rates() -> dict:
+    """The linear part of Appendix 11.2's ``W_s = xi^T P(l_a) xi``, ``dW_s/dt <= -kappa W_s``, for two choices of P.
+
+    The source flow is ``theta' = -grad F_s``; at the point of S with allocation ``p`` its
+    linearisation is ``xi' = -H xi`` with ``H`` the Hessian (:func:`manifold_hessian`), symmetric, with
+    the tangent ``t`` (:func:`manifold_tangent`) in its kernel, so ``H`` commutes with the normal
+    projector ``N = I - t t^T``. For normal displacements ``xi``:
+
+    - ``P = H`` (the normal Hessian, so ``W_s ~ 2 (F_s - min F_s)``): ``W_s' = -2 xi^T H^2 xi``, and
+      ``H^2 - lambda H`` is positive semidefinite, so ``W_s' <= -2 lambda W_s``;
+    - ``P = I`` (the squared normal distance): ``W_s' = -2 xi^T H xi``, and ``N (H - lambda I) N`` is
+      positive semidefinite, so ``W_s' <= -2 lambda W_s``.
+
+    By the spectral theorem the eigenvalues of both matrices are ``mu^2 - lambda mu`` and ``mu - lambda``
+    over the normal rates ``mu`` of :func:`normal_decay_rates` (and 0 on the tangent). Returns ``H t``
+    (zero), the two spectra (root: multiplicity) and ``lambda_max``, the largest lambda for which both
+    are ``>= 0`` (``B_s - lambda = 1 - 3 lambda``). The value ``lambda`` is attained, so ``kappa = 2 lambda``
+    is the linear rate and it is sharp.
+
+    >>> r = normal_lyapunov_rates()
+    >>> sorted(r["P=I"].items(), key=str), r["lambda_max"]
+    ([(0, 2), (1 - 3*lambda, 1), (1/2 - lambda, 1), (lambda, 2)], 1/3)
+    >>> r["H t"].is_zero_matrix
+    True
+    """
+    H = manifold_hessian()
+    tan = manifold_tangent()
+    rates = normal_decay_rates()
+    out: dict = {"H t": sp.simplify(H * tan)}
+    spectra = {"P=H": lambda mu: mu**2 - lam * mu, "P=I": lambda mu: mu - lam}
+    for name, f in spectra.items():
+        roots: dict = {0: 1}  # the tangent
+        for mu, mult in rates.items():
+            if mu == 0:
+                continue
+            root = sp.expand(f(mu))
+            roots[root] = roots.get(root, 0) + mult
+        out[name] = roots
+    bounds = [sp.solve(sp.Eq(r, 0), lam) for name in spectra for r in out[name] if r != 0]
+    out["lambda_max"] = min(v for sol in bounds for v in sol if v.is_positive)
+    return out

@@ -40,8 +40,9 @@ inputs/s on one thread, 5-20% of the vectorised float64 kernel; see
 The angle floor. In float64 the angle of an unrecovered run stops decaying near 1e-15 (the
 coordinates' resolution); a dd run resolves angles to about 1e-31, so through t = 1000 its
 angle keeps decaying at rate about lambda (to about 1e-27 from delta0 = 1e-5). The 80-bit
-level 1e-19 is therefore passed, not reached, here: the dd kernel tests that the floor is
-set by the arithmetic, not the 80-bit value itself.
+level 1e-19 is therefore passed, not reached, here. :func:`replay_rounded` measures it: the
+same replay with the state rounded to 64 significant bits after every update (the storage
+of an 80-bit run) stops near 1e-19, and rounded to 53 bits near the float64 floor.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from numba import njit, prange
 
 from numerics.rare_gates.model import _risk
 from numerics.rare_gates.sim_rng import _disk_point, _xoshiro
+from numerics.validation import integer, positive, real
 
 _SPLIT = 134217729.0  # 2**27 + 1 (Veltkamp)
 PI_HI, PI_LO = 3.141592653589793, 1.2246467991473532e-16  # pi as dd
@@ -301,6 +303,34 @@ def _dd_check(th, tl, m, s, threshold, trace, exact):
 
 
 @njit(cache=True)
+def _round_bits(h, l, bits):
+    """``h + l`` (a normalised dd) rounded to ``bits`` significant bits (53 <= bits <= 106), to nearest, ties to even.
+
+    The result is a dd again. ``h`` has 53 bits, so only ``l`` is rounded: to a multiple of
+    ``q = 2^(floor(log2 |h + l|) - bits + 1)`` (half of that just below a power of two); a tie goes
+    to the multiple that makes the ``bits``-bit significand even (``h/q`` is even unless bits = 53).
+    """
+    if h == 0.0:
+        return h, l
+    m, e = math.frexp(h)
+    q = math.ldexp(1.0, e - bits)
+    if abs(m) == 0.5 and (l < 0.0) != (h < 0.0) and l != 0.0:
+        q *= 0.5  # h + l lies in the binade below h
+    y = l / q  # exact: a power-of-two scaling (np.floor below: numba's math.floor returns an int64, which overflows)
+    f = np.floor(y)
+    d = y - f
+    if d == 0.5:  # a tie: make the significand (h/q + f, exact integers; parities taken apart) even
+        hq = h / q
+        if (hq * 0.5 != np.floor(hq * 0.5)) != (f * 0.5 != np.floor(f * 0.5)):
+            f += 1.0
+    elif d > 0.5:
+        f += 1.0
+    r = f * q
+    s = h + r
+    return s, r - (s - h)
+
+
+@njit(cache=True)
 def _dd_one(
     s,
     theta_hi,
@@ -323,8 +353,13 @@ def _dd_one(
     out_count,
     out_updates,
     trace,
+    bits,
 ):
-    """Stream s of :func:`_dd_streams` (the recursion of ``sim_kernels._sgd_simple``, in dd)."""
+    """Stream s of :func:`_dd_streams` (the recursion of ``sim_kernels._sgd_simple``, in dd).
+
+    ``bits`` > 0: the state is rounded to that many significant bits after every update
+    (:func:`_round_bits`; 64 emulates the storage of an 80-bit run, 53 that of a float64 run).
+    """
     th = theta_hi[s].copy()
     tl = theta_lo[s].copy()
     u0, u1, u2, u3 = states[s, 0], states[s, 1], states[s, 2], states[s, 3]
@@ -419,6 +454,9 @@ def _dd_one(
         _dd_step(th, tl, 3, g3h, g3l, a1h, a1l, ibh, ibl, eta, lam)
         _dd_step(th, tl, 4, g4h, g4l, a2h, a2l, ibh, ibl, eta, lam)
         _dd_step(th, tl, 5, g5h, g5l, a2h, a2l, ibh, ibl, eta, lam)
+        if bits > 0:
+            for i in range(6):
+                th[i], tl[i] = _round_bits(th[i], tl[i], bits)
         n += 1
         if dis > 0:
             count += dis
@@ -476,7 +514,8 @@ def _dd_streams(
     Outputs: final dd state ``out_hi + out_lo``, input generator states, recovery update,
     first-disagreement update (1-based), disagreements, updates, and
     ``trace[s, m] = (risk, angle)`` (hi parts) at check m < ``trace.shape[1]``.
-    Streams are independent: results do not depend on the thread count.
+    Streams are independent: results do not depend on the thread count. (The rounded
+    replay of :func:`replay_rounded` calls :func:`_dd_one` stream by stream.)
     """
     for s in prange(theta_hi.shape[0]):
         _dd_one(
@@ -501,6 +540,7 @@ def _dd_streams(
             out_count,
             out_updates,
             trace,
+            np.int64(0),
         )
 
 
@@ -536,3 +576,102 @@ def target_risk_dd(hi, lo) -> np.ndarray:
     out = np.empty((h.shape[0], 2))
     _dd_rows(h, l_, out, 1)
     return out
+
+
+def round_to_bits(hi, lo, bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """Elementwise ``hi + lo`` (normalised dd arrays) rounded to ``bits`` significant bits, as dd (hi, lo).
+
+    >>> h, l = round_to_bits(np.array([1.0]), np.array([2.0**-60 + 2.0**-70]), 64)
+    >>> float(l[0]) == 2.0**-60  # the 2^-70 part is below the 64th bit of 1
+    True
+    >>> round_to_bits(np.array([1.0]), np.array([0.0]), 52)
+    Traceback (most recent call last):
+    ...
+    ValueError: bits must be an integer in [53, 106]; got 52
+    """
+    bits = integer(bits, "bits", 53, 106)
+    h = np.asarray(hi, dtype=float)
+    l_ = np.asarray(lo, dtype=float)
+    out_h, out_l = np.empty(h.shape), np.empty(h.shape)
+    for k in np.ndindex(h.shape):
+        out_h[k], out_l[k] = _round_bits(float(h[k]), float(l_[k]), bits)
+    return out_h, out_l
+
+
+def replay_rounded(
+    theta0,
+    states,
+    *,
+    b: int,
+    eta: float,
+    lam: float,
+    n_updates: int,
+    bits: int,
+    threshold: float,
+    check_every: int = 10,
+) -> dict:
+    """The dd replay of target SGD streams with the state rounded to ``bits`` significant bits after every update.
+
+    ``theta0`` (streams, 6) float64 starts and ``states`` (streams, 4) uint64 their input
+    generator states (:func:`numerics.rare_gates.sim_rng.seed_states`), as in
+    :func:`numerics.rare_gates.simulate.simulate_extended`; the update is computed in dd from
+    the same float64 inputs, then each coordinate is rounded (:func:`_round_bits`). ``bits = 64``
+    emulates the storage of an 80-bit (x87 extended, 64-bit significand) run, ``bits = 53``
+    that of a float64 run; the arithmetic inside one update stays dd, more accurate than either.
+    ``bits = 0``: no rounding (the plain dd replay).
+    Streams stop at recovery (target risk below ``threshold``, checked every ``check_every``
+    updates). Returns ``hi``, ``lo``, ``angle`` (final angle between w1 and w2), ``recovery``
+    and ``first`` (updates; -1: none) and ``disagreements``.
+    """
+    if bits != 0:
+        bits = integer(bits, "bits", 53, 106)
+    b = integer(b, "b", 1)
+    n_updates = integer(n_updates, "n_updates", 0)
+    check_every = integer(check_every, "check_every", 0)
+    eta = positive(eta, "eta")
+    lam = real(lam, "lam", 0.0)
+    th = np.ascontiguousarray(np.atleast_2d(np.asarray(theta0, dtype=float)))
+    st = np.ascontiguousarray(np.atleast_2d(np.asarray(states, dtype=np.uint64)))
+    if th.ndim != 2 or th.shape[1] != 6 or not np.all(np.isfinite(th)):
+        raise ValueError(f"theta0 must be finite rows of 6 parameters; got shape {th.shape}")
+    if st.shape != (th.shape[0], 4):
+        raise ValueError(f"states must have shape ({th.shape[0]}, 4); got {st.shape}")
+    S = th.shape[0]
+    hi, lo = np.empty((S, 6)), np.empty((S, 6))
+    ost = np.empty((S, 4), dtype=np.uint64)
+    rec, first, count, upd = (np.empty(S, dtype=np.int64) for _ in range(4))
+    threshold = positive(threshold, "threshold")
+    zeros, trace = np.zeros_like(th), np.empty((S, 0, 2))
+    for s in range(S):  # one stream at a time: the same compiled _dd_one as the parallel driver's
+        _dd_one(
+            s,
+            th,
+            zeros,
+            st,
+            True,
+            b,
+            eta,
+            lam,
+            n_updates,
+            check_every,
+            threshold,
+            True,
+            False,
+            hi,
+            lo,
+            ost,
+            rec,
+            first,
+            count,
+            upd,
+            trace,
+            np.int64(bits),
+        )
+    return {
+        "hi": hi,
+        "lo": lo,
+        "angle": angles_dd(hi, lo)[:, 0],
+        "recovery": rec,
+        "first": first,
+        "disagreements": count,
+    }

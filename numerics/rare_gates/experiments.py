@@ -57,7 +57,10 @@ import numpy.typing as npt
 
 from numerics import stats as S
 from numerics.perturb import check_perturbation, perturb_relative
+from numerics.rare_gates import dd_kernel as DD
+from numerics.rare_gates import sim_rng as R
 from numerics.rare_gates.simulate import (
+    THRESHOLD,
     SimResult,
     angles,
     balanced_checkpoint,
@@ -117,6 +120,8 @@ class Sizes:
     # extra Table 2 streams per setting (ids from table2_streams on, to t = 450) for RG-sim.T2.saturation's count of
     # recoveries after t = 112.1 (0 = none: the check then rests on Table 2's own streams)
     saturation_streams: int = 0
+    cor3_times: int = 3  # source times of the Corollary 3 runs (the first entries of COR3_GRID)
+    cor3_streams: int = 128  # target streams per (initialisation, source time, step size) of the Corollary 3 runs
 
 
 PROFILES = {
@@ -125,7 +130,8 @@ PROFILES = {
     # pools make 72 cost as much; the paper's 64 give the source-pair check power 0.77 against its
     # alternative) and 320 streams per Corollary 5 arm
     # (the equal-N b comparison needs about 296); a few selected streams for the slow 80-bit
-    # replay, and no joint (T, eta) sweep. Powers: verify/rare_gates/power.py and the report.
+    # replay, and no joint (T, eta) sweep; Corollary 3 at T = 100, 125, 150 with 128 streams per (draw, T, eta) (slope
+    # power against -1/2 still ~1). Powers: verify/rare_gates/power.py and the report.
     "quick": Sizes(
         table1_inits=96,
         halving_inits=8,
@@ -143,6 +149,8 @@ PROFILES = {
         warm_streams=512,
         fresh_inits=256,
         repeat_streams=2048,
+        cor3_times=3,
+        cor3_streams=128,
     ),
     # full: 32x the paper's inits for Table 1 (2048 D0 draws), 4x for the joint sweep, every 80-bit run to t = 1000,
     # and 6x the paper's streams per Figure 3(a) cell (the batch cells' comparison with the paper's 64
@@ -167,6 +175,8 @@ PROFILES = {
         # 1024 streams per setting in all: about 2450 recoveries, where the late-recovery comparison with the
         # paper's 0 of 292 reaches power 0.87 against its alternative (0.85 at the 2065 that decide)
         saturation_streams=896,
+        cor3_times=5,
+        cor3_streams=2048,
     ),
 }
 
@@ -194,7 +204,7 @@ def sizes_with(profile: str, overrides: dict | None = None) -> Sizes:
     >>> sizes_with("quick", {"streams": 2})
     Traceback (most recent call last):
     ...
-    ValueError: unknown size 'streams'; sizes are: table1_inits, halving_inits, fig3a_streams, table2_streams, floor_horizon, extended_per_setting, extended_horizon, appendix20_streams, appendix20_horizon, joint_inits, cor5_streams, floor80_streams, warm_inits, warm_streams, fresh_inits, repeat_streams, perturb, saturation_streams
+    ValueError: unknown size 'streams'; sizes are: table1_inits, halving_inits, fig3a_streams, table2_streams, floor_horizon, extended_per_setting, extended_horizon, appendix20_streams, appendix20_horizon, joint_inits, cor5_streams, floor80_streams, warm_inits, warm_streams, fresh_inits, repeat_streams, perturb, saturation_streams, cor3_times, cor3_streams
     >>> sizes_with("quick", {"table1_inits": "0"})
     Traceback (most recent call last):
     ...
@@ -749,8 +759,12 @@ def extended_floor(
     The first ``streams`` streams of the Table 2 setting (b, delta0) that neither recover nor
     sample a disagreement in float64 through ``horizon`` (t = 700 is past the float64 floor at
     t ~ 460 and past the 1e-19 crossing at t ~ 644) are replayed from the same inputs by
-    :func:`~numerics.rare_gates.simulate.simulate_extended`. Returns ``ids``, ``f64_angle``
-    and ``dd_angle`` (final angles) and the setting.
+    :func:`~numerics.rare_gates.simulate.simulate_extended`, and replayed again with the state
+    rounded to 64 and to 53 significant bits after every update
+    (:func:`~numerics.rare_gates.dd_kernel.replay_rounded`: the storage of an 80-bit and of a
+    float64 run). Returns ``ids``, the final angles ``f64_angle``, ``dd_angle``, ``r64_angle`` and
+    ``r53_angle``, ``rounded_events`` (recoveries plus first disagreements in the two rounded
+    replays; 0 for quiet streams) and the setting.
     """
     streams = integer(streams, "streams", 1)
     s = table2_seed(b, delta0, seed)
@@ -758,6 +772,23 @@ def extended_floor(
     f64 = constructed_sgd(delta0, perturb, s, 0, pool, b=b, eta=eta, horizon=horizon, lam=lam, check_every=check_every)
     quiet = np.flatnonzero(~np.isfinite(f64.recovery_time) & (f64.disagreements == 0))[:streams]
     _, _, dd = _replay_each(quiet, delta0, perturb, s, b=b, eta=eta, horizon=horizon, lam=lam, check_every=check_every)
+    theta0 = np.tile(balanced_checkpoint(delta0), (quiet.size, 1))
+    if check_perturbation(perturb):
+        theta0 = moved_rows(theta0, perturb, "start", s, quiet)
+    rounded = {
+        bits: DD.replay_rounded(
+            theta0,
+            R.seed_states(s, quiet.astype(np.int64), R.PHASE_TARGET, 0),
+            b=b,
+            eta=eta,
+            lam=lam,
+            n_updates=f64.config["target_updates"],
+            bits=bits,
+            threshold=THRESHOLD,
+            check_every=check_every,
+        )
+        for bits in (64, 53)
+    }
     return {
         "b": b,
         "delta0": delta0,
@@ -766,6 +797,12 @@ def extended_floor(
         "ids": quiet,
         "f64_angle": f64.final_angle[quiet],
         "dd_angle": dd,
+        # the dd replay with the state rounded to 64 (80-bit storage) and 53 (float64 storage) bits every update
+        "r64_angle": rounded[64]["angle"],
+        "r53_angle": rounded[53]["angle"],
+        "rounded_events": np.array(
+            [int(np.sum(r["recovery"] >= 0) + np.sum(r["first"] >= 0)) for r in rounded.values()]
+        ),
     }
 
 
@@ -875,7 +912,37 @@ def repeated_settings(
 WARM_TIMES = (100.0, 150.0, 200.0, 250.0)  # source times of the warm-decay runs (recovery from ~0.5 to a few %)
 WARM_B, WARM_ETA, WARM_HORIZON = 1, 0.01, 100.0  # b/eta = 100 fixed; recoveries come by t ~ 60 (Table 2)
 FRESH_ETAS = (0.05, 0.02, 0.01)  # moderate step sizes of the fresh-success runs
-COR3_TIME, COR3_ETAS = 150.0, (0.005, 0.0025, 0.00125, 0.000625)  # Corollary 3: one source time, eta -> 0
+# Corollary 3 over source times: at each T a step-size grid (factors of 2) on which the failure share of warm SGD
+# (b = 1, t1 = WARM_HORIZON) runs from about 0.3 down to a few %. The failures are a Poisson count with intensity
+# ~ Gamma = b delta_T / eta (Section 8) and delta_T shrinks like e^{-lambda T}, so each grid's largest step follows
+# 0.005 e^{-lambda (T - 150)} to within a factor 1.5 (measured on 6 draws x 512 streams: failure shares 0.25, 0.32 and
+# 0.31 at the largest step of T = 100, 150 and 200). A profile's cor3_times takes the first entries.
+COR3_GRID = {
+    100.0: (0.04, 0.02, 0.01, 0.005),
+    125.0: (0.02, 0.01, 0.005, 0.0025),
+    150.0: (0.005, 0.0025, 0.00125, 0.000625),
+    175.0: (0.00125, 0.000625, 0.0003125, 0.00015625),
+    200.0: (0.0004, 0.0002, 0.0001, 0.00005),
+}
+
+
+def cor3_settings(n_times: int) -> list[tuple[float, float, int]]:
+    """The (T, eta, seed) of the Corollary 3 runs at the first ``n_times`` source times of :data:`COR3_GRID`.
+
+    Each source time has its own seed (``derive_seed(SEEDS['theorem1'], 'cor3', T)``), so the
+    per-T verdicts rest on independent source and target runs.
+
+    >>> [(t, e) for t, e, _ in cor3_settings(1)]
+    [(100.0, 0.04), (100.0, 0.02), (100.0, 0.01), (100.0, 0.005)]
+    >>> cor3_settings(6)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_times must be an integer in [1, 5]; got 6
+    """
+    times = list(COR3_GRID)[: integer(n_times, "n_times", 1, len(COR3_GRID))]
+    return [(t, eta, derive_seed(SEEDS["theorem1"], "cor3", repr(t))) for t in times for eta in COR3_GRID[t]]
+
+
 NEAR_OPPOSITE = 2.5  # initial angle above which a D0 draw is near-opposite (Section 8)
 
 

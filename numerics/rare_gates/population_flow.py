@@ -38,7 +38,7 @@ from numba import njit
 from scipy.integrate._ivp import dop853_coefficients as _dop
 
 from numerics.rare_gates import model
-from numerics.validation import integer, positive
+from numerics.validation import integer, positive, real
 
 _A = np.ascontiguousarray(_dop.A[: _dop.N_STAGES, : _dop.N_STAGES], dtype=np.float64)
 _B = np.ascontiguousarray(_dop.B, dtype=np.float64)
@@ -430,6 +430,36 @@ def amplitude_rate(theta: npt.ArrayLike, task: str, lam: float) -> float:
         r = math.hypot(*w)
         out += v[i] * r + th[i] * float(w @ dw) / r
     return out
+
+
+_E_A = np.array([1.0, 0.0, 1.0, 0.0, 0.0, 0.0]) / math.sqrt(2.0)  # S = {s1 sqrt2 e_A + s2 sqrt2 e_B, s1^2 + s2^2 = B_s}
+_E_B = np.array([0.0, 1.0, 0.0, 0.0, 1.0, 0.0]) / math.sqrt(2.0)
+
+
+def source_normal_coordinates(states: npt.ArrayLike, lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """Nearest points of the source manifold S and the normal displacements from them (Appendices 11.2, 15).
+
+    ``S = {a_i = r_i = sqrt(omega_i), w_i = r_i e1, omega_1 + omega_2 = B_s}``, ``B_s = 1 - 2 lam``, is the
+    arc of radius ``sqrt(2 B_s)`` about 0 in the plane of ``e_A = (1, 0, 1, 0, 0, 0)/sqrt2`` and
+    ``e_B = (0, 1, 0, 0, 1, 0)/sqrt2``; the nearest point of a state is its projection onto that plane scaled
+    to the radius. Returns ``share`` (omega_1 / B_s at the nearest point, the allocation
+    ``l_a = (1/2) log(share / (1 - share))``) and ``xi`` = state - nearest point, orthogonal to S there.
+
+    >>> share, xi = source_normal_coordinates([[0.3, 0.9, 0.3, 0.01, 0.9, 0.0]], 0.05)
+    >>> round(float(share[0]), 6), bool(abs(xi[0] @ [-0.9, 0.3, -0.9, 0.0, 0.3, 0.0]) < 1e-15)
+    (0.1, True)
+    """
+    lam = real(lam, "lam", 0.0, 0.5, hi_open=True)  # B_s = 1 - 2 lam > 0
+    th = np.atleast_2d(np.asarray(states, dtype=float))
+    if th.ndim != 2 or th.shape[1] != 6 or not np.all(np.isfinite(th)):
+        raise ValueError(f"states must be finite rows of 6 parameters (a1, a2, w1x, w1y, w2x, w2y); got {states!r}")
+    x, y = th @ _E_A, th @ _E_B
+    if np.any((x <= 0.0) | (y <= 0.0)):
+        raise ValueError("states must project onto the interior of S (a1 + w1x > 0 and a2 + w2x > 0)")
+    n = np.hypot(x, y)
+    radius = math.sqrt(2.0 * (1.0 - 2.0 * lam))
+    nearest = radius * (np.outer(x / n, _E_A) + np.outer(y / n, _E_B))
+    return (x / n) ** 2, th - nearest
 
 
 def from_polar(a1: float, a2: float, r1: float, r2: float, th1: float, th2: float) -> np.ndarray:

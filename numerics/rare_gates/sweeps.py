@@ -22,7 +22,7 @@ experiment                      cells                                 paper
 ``rare_gates.weight_decay``     (lambda, 64 streams)                  Appendix 20, Figure 5
 ``rare_gates.noise``            (mode, s, 64 streams)                 Appendix 20, Figure 5
 ``rare_gates.repeat``           (setting, run, 64 streams)            Appendix 19 (repeated cells)
-``rare_gates.theorem1``         (init, eta, streams), (eta, inits)    Theorem 1, Corollary 3
+``rare_gates.theorem1``         (init, T, eta), (eta, inits)          Theorem 1, Corollary 3
 ``rare_gates.cor5``             (arm, 64 streams)                     Corollary 5 (our design)
 ``rare_gates.joint``            (eta, 32 initialisations)             Appendix 19, Figure 4
 ==============================  ====================================  ===========================
@@ -45,6 +45,7 @@ CODE_MODULES = (
     "numerics.rare_gates.sim_rng",
     "numerics.rare_gates.sim_kernels",
     "numerics.rare_gates.simulate",
+    "numerics.rare_gates.dd_kernel",
     "numerics.rare_gates.experiments",
     "numerics.rare_gates.sweeps",
 )
@@ -178,12 +179,21 @@ def _theorem1_cells(z: E.Sizes) -> list[dict]:
     ]
     cor3 = [
         dict(
-            _cell("warm_decay", init_id=i, streams=count, first_stream=first, times=[E.COR3_TIME], eta=eta, **seeds),
-            setting=f"cor3,init={i},eta={eta!r}",
+            _cell(
+                "warm_decay",
+                init_id=i,
+                streams=count,
+                first_stream=first,
+                times=[t],
+                eta=eta,
+                seed=seed,
+                init_seed=E.SEEDS["d0"],
+            ),
+            setting=f"cor3,init={i},T={t!r},eta={eta!r}",
         )
+        for t, eta, seed in E.cor3_settings(z.cor3_times)
         for i in E.warm_init_ids(z.warm_inits)
-        for eta in E.COR3_ETAS
-        for first, count in chunks(z.warm_streams, 256)
+        for first, count in chunks(z.cor3_streams, 256)
     ]
     fresh = [
         dict(_cell("fresh_success", n_inits=count, eta=eta, first_init=first, **seeds), setting=f"fresh,eta={eta!r}")
@@ -411,9 +421,9 @@ EXPERIMENTS = call_experiments(
         ),
         (
             "theorem1",
-            "Theorem 1 and Corollary 3: warm runs from D0 draws at four source times (b = 1, eta = 0.01) and at "
-            "T = 150 for four step sizes, fresh runs at three moderate step sizes (sizes: warm_inits, warm_streams, "
-            "fresh_inits)",
+            "Theorem 1 and Corollary 3: warm runs from D0 draws at four source times (b = 1, eta = 0.01) and, for "
+            "Corollary 3, at several source times for four step sizes each; fresh runs at three moderate step sizes "
+            "(sizes: warm_inits, warm_streams, cor3_times, cor3_streams, fresh_inits)",
             _theorem1_cells,
             _theorem1_assemble,
         ),

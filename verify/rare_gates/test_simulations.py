@@ -778,72 +778,101 @@ def test_theorem1_fresh_success(audit, results):
     assert fails == 0
 
 
-@claim(
-    "RG-C3.eta",
-    reading="for fixed theta0 and T, P(tau_w(T) <= t1) >= 1 - C e^{-c/eta}: checked at T = 150, b = 1 (the hardest "
-    "batch), t1 = H = 100, over eta = 0.005 .. 0.000625 on our not-near-opposite D0 draws; in the Poisson account "
-    "of the failures (Section 8) the failure share is e^{-Lambda}, so the corollary's rate needs the intensity "
-    "Lambda to grow at least like 1/eta: the cloglog slope of recovery in log eta at most -1 (not significantly "
-    "above it), and the failure share falling with eta",
-)
-@uses("rare_gates.theorem1")
-def test_corollary3_eta_to_zero(audit, results):
-    cor3 = results["rare_gates.theorem1"]["cor3"]
-    by_eta: dict[float, list[int]] = {}
+def _cor3_fit(runs: list[dict]) -> tuple[float, float, int]:
+    """Cloglog fit of recovery at one source time: one intercept per draw, a common slope in log eta.
+
+    Returns the slope d log Lambda / d log eta, its SE, and the number of draws fitted (a draw that recovers in every
+    stream at every eta, or in none, has no finite intercept and says nothing about the slope: it is left out).
+    """
     counts: dict[int, list[tuple[int, int]]] = {}
-    for w in cor3:
+    for w in runs:
         counts.setdefault(w["init_id"], []).append((_count(w["recovery"][0]), w["recovery"][0].size))
-    # a draw that recovers in every stream at every eta (or in none) has no finite intercept and says nothing about
-    # the slope: it enters the failure shares but not the fit
-    draws = sorted(
-        i for i, c in counts.items() if 0 < sum(k for k, _ in c) < sum(m for _, m in c) and any(k < m for k, m in c)
-    )
+    draws = sorted(i for i, c in counts.items() if 0 < sum(k for k, _ in c) < sum(m for _, m in c))
     rows, k, n = [], [], []
-    for w in cor3:
-        rec = w["recovery"][0]
-        kk = _count(rec)
-        by_eta.setdefault(w["eta"], [0, 0])
-        by_eta[w["eta"]][0] += rec.size - kk
-        by_eta[w["eta"]][1] += rec.size
+    for w in runs:
         if w["init_id"] not in draws:
             continue
         x = np.zeros(len(draws) + 1)
         x[draws.index(w["init_id"])], x[-1] = 1.0, math.log(w["eta"])
         rows.append(x)
-        k.append(kk)
-        n.append(rec.size)
+        k.append(_count(w["recovery"][0]))
+        n.append(w["recovery"][0].size)
     fit = S.cloglog_fit(k, n, np.array(rows))  # log Lambda = a_draw + beta log eta
-    beta, se = float(fit.coef[-1]), float(fit.se()[-1])
-    etas = sorted(by_eta, reverse=True)
-    shares = [by_eta[e][0] / by_eta[e][1] for e in etas]
-    for eta, sh in zip(etas, shares):
+    return float(fit.coef[-1]), float(fit.se()[-1]), len(draws)
+
+
+@claim(
+    "RG-C3.eta",
+    reading="for fixed theta0 and T, P(tau_w(T) <= t1) >= 1 - C e^{-c/eta}: checked at each of several source times "
+    "T (b = 1, the hardest batch; t1 = H = 100) on a step-size grid per T (factors of 2, placed where the failure "
+    "share is measurable: the threshold eta_2 may depend on T), on our not-near-opposite D0 draws. In the Poisson "
+    "account of the failures (Section 8) the failure share is e^{-Lambda}, so the corollary's rate needs the "
+    "intensity Lambda to grow at least like 1/eta: per T, the cloglog slope of recovery in log eta at most -1 (not "
+    "significantly above it, Bonferroni over the source times) and the failure share falling with eta (the "
+    "smallest step's 95% Clopper-Pearson interval below the largest step's)",
+)
+@uses("rare_gates.theorem1")
+def test_corollary3_eta_to_zero(audit, results):
+    cor3 = results["rare_gates.theorem1"]["cor3"]
+    by_time: dict[float, list[dict]] = {}
+    for w in cor3:
+        by_time.setdefault(float(w["times"][0]), []).append(w)
+    times = sorted(by_time)
+    z = E.z_bonferroni(len(times))  # one-sided 2.5% / (number of source times) per slope bound
+    ok_slope, ok_fall, powers = [], [], []
+    for t in times:
+        runs = by_time[t]
+        fails: dict[float, list[int]] = {}
+        for w in runs:
+            rec = w["recovery"][0]
+            f = fails.setdefault(float(w["eta"]), [0, 0])
+            f[0] += rec.size - _count(rec)
+            f[1] += rec.size
+        etas = sorted(fails, reverse=True)
+        cps = [S.clopper_pearson_interval(*fails[e]) for e in etas]
+        shares = [fails[e][0] / fails[e][1] for e in etas]
         audit.ours(
-            f"{by_eta[eta][0]}/{by_eta[eta][1]} = {sh:.4f}",
-            label=f"failures by t1 = {E.WARM_HORIZON:g} at eta = {eta:g}",
+            "; ".join(
+                f"eta = {e:g}: {fails[e][0]}/{fails[e][1]} = {sh:.4f} [{lo:.4f}, {hi:.4f}]"
+                for e, sh, (lo, hi) in zip(etas, shares, cps)
+            ),
+            label=f"T = {t:g}: failures by t1 = {E.WARM_HORIZON:g} (95% CP)",
         )
-    audit.ours(
-        f"{beta:.3f} +- {1.96 * se:.3f} (95%)", label="cloglog slope of recovery in log eta (d log Lambda / d log eta)"
-    )
+        beta, se, n_fit = _cor3_fit(runs)
+        audit.ours(
+            f"{beta:.3f} +- {z * se:.3f} ({n_fit} draws fitted)",
+            label=f"T = {t:g}: cloglog slope of recovery in log eta (d log Lambda / d log eta, Bonferroni 95%)",
+        )
+        ok_slope.append(beta - z * se <= -1.0)
+        ok_fall.append(all(a >= b for a, b in zip(shares, shares[1:])) and cps[-1][1] < cps[0][0])
+        powers.append(float(stats.norm.cdf(0.5 / se - z)))  # P(beta_hat - z SE > -1) at beta = -1/2
+    n_draws = len({w["init_id"] for w in cor3})
     audit.evidence(
-        f"Warm runs at T = {E.COR3_TIME:g} (source SGD and target SGD with the same b = 1 and eta) from "
-        f"{len(counts)} D0 draws, {cor3[0]['recovery'].shape[1]} target streams per (draw, eta); recovery counts "
-        f"fitted by a cloglog regression with one intercept per draw and a common slope in log eta ({len(draws)} "
-        "draws; a draw that recovers in every stream at every eta has no finite intercept and is left out of the "
-        "fit). A failure share "
-        "C e^{-c/eta} needs Lambda >= c/eta - log C, a slope of at most -1; the check fails when the slope's lower "
-        "95% bound lies above -1 or the failure share does not fall with eta."
+        f"Warm runs at T = {', '.join(f'{t:g}' for t in times)} (source SGD and target SGD with the same b = 1 and "
+        f"eta; independent seeds per T) from {n_draws} D0 draws, {cor3[0]['recovery'].shape[1]} target streams per "
+        "(draw, T, eta); per T the recovery counts are fitted by a cloglog regression with one intercept per draw "
+        "and a common slope in log eta. A failure share C e^{-c/eta} needs Lambda >= c/eta - log C, a slope of at "
+        f"most -1; the check fails at a T whose slope's lower bound (z = {z:.3f}: one-sided 2.5% over "
+        f"{len(times)} source times) lies above -1, or whose failure share does not fall with eta. Slope at most "
+        f"-1 at {sum(ok_slope)}/{len(times)} source times; failure share falling at {sum(ok_fall)}/{len(times)}. "
+        "The grids move to smaller steps as T grows (the step at which a given share is reached shrinks like "
+        "e^{-lambda T}), the non-uniformity in T that the text notes after the corollary."
     )
+    weakest = int(np.argmin(powers))
     audit.evidence(
         PW.record(
             audit,
-            S.power_normal(0.5, se, 1.96 * se),
-            alternative="an intensity growing only like eta^-1/2 (slope -1/2; failures decaying like e^{-c/sqrt(eta)})",
-            label="eta slope",
-            method="normal approximation with the fit's SE: P(slope - 1.96 SE > -1) at slope -1/2",
+            powers[weakest],
+            alternative="an intensity growing only like eta^-1/2 (slope -1/2; failures decaying like "
+            "e^{-c/sqrt(eta)}) at a source time",
+            label="eta slope, weakest source time",
+            method=f"normal approximation with each T's fitted SE: P(slope - {z:.3f} SE > -1) at slope -1/2, the "
+            f"smallest over T (T = {times[weakest]:g}; per T: " + ", ".join(f"{p:.3f}" for p in powers) + ")",
         )
     )
-    assert beta - 1.96 * se <= -1.0
-    assert all(a > b for a, b in zip(shares, shares[1:]))
+    assert len(times) >= 2
+    assert all(ok_slope)
+    assert all(ok_fall)
 
 
 # --- Figure 2 --------------------------------------------------------------------------------------------
@@ -1801,7 +1830,7 @@ def test_angle_floor(audit, results):
     assert all(0.95 * 500.0 <= result[d] <= 1.05 * 550.0 for d in (1e-4, 1e-3))
 
 
-FLOOR_RATIO = 2.0**-11  # unit roundoff of an 80-bit significand (2^-64) over float64's (2^-53)
+FLOOR_ABOUT = 10.0  # 'about 1e-19' read as within a factor 10 (the paper's float64 level '~1e-15' is ours x 5)
 UNIVERSAL_ALT = 0.25  # checks of 'every member' state power against the property failing in a quarter of them
 
 
@@ -1814,40 +1843,82 @@ def _universal_power(audit, n: int, what: str) -> None:
     )
 
 
+def _geo_median(x: np.ndarray) -> float:
+    """Median of positive angles (a zero, an exactly coincident pair, counts as the smallest)."""
+    return float(np.median(np.where(x > 0, x, np.finfo(float).tiny)))
+
+
 @claim(
     "RG-19.floor80",
-    reading="we replay in double-double (about 106 bits), not 80-bit; a floor set by rounding scales with the unit "
-    "roundoff, so the 80-bit floor is read as our float64 floor times 2^-64/2^-53 = 2^-11, and 'about 1e-19' as "
-    "within a factor 10; the double-double replay shows the floor is arithmetic: its angles follow the mean path "
-    "far below both floors",
-    by_construction="the 'about 1e-19' part: no 80-bit arithmetic is run; the 80-bit floor is our float64 floor "
-    "times 2^-11 by the reading, and a float64 floor near its resolution (~2e-16) times 2^-11 lands within the factor "
-    "10 of 1e-19 whatever the dynamics, so that part can barely fail. What the check measures is the double-double "
-    "part: the float64 floor is arithmetic (the double-double angles follow the mean path far below it)",
+    reading="80-bit arithmetic emulated: the double-double replay of the same float64 inputs with the state rounded "
+    "to 64 significant bits (the x87 significand; round to nearest, ties to even) after every update; the update "
+    "itself stays double-double, so the emulation has the storage rounding of an 80-bit run and less arithmetic "
+    "error. Calibrated by the same replay rounded to 53 bits, which must reproduce the float64 floor. 'About 1e-19' "
+    "read as within a factor 10 (the median over the quiet streams); the plain double-double replay shows the floor "
+    "is arithmetic (its angles follow the mean path far below both floors)",
 )
 @uses("rare_gates.floor80")
 def test_angle_floor_below_float64(audit, results):
     fl = results["rare_gates.floor80"]
-    f64, dd = fl["f64_angle"], fl["dd_angle"]
+    f64, dd, r64, r53 = fl["f64_angle"], fl["dd_angle"], fl["r64_angle"], fl["r53_angle"]
     settle = _common_gate_angle(1.0, 1000.0) * math.exp(1000.0 * LAM)  # sqrt(B0/B_t), as in RG-sim.floor
     path = settle * fl["delta0"] * math.exp(-LAM * fl["horizon"])
-    floor = float(np.median(f64))
-    predicted = floor * FLOOR_RATIO
-    audit.ours(", ".join(f"{a:.3g}" for a in f64), label=f"float64 angles at t = {fl['horizon']:g} (the floor)")
-    audit.ours(", ".join(f"{a:.3g}" for a in dd), label=f"double-double angles at t = {fl['horizon']:g}")
+    floor64, floor53, floor80 = _geo_median(f64), _geo_median(r53), _geo_median(r64)
+    paper = 1e-19
+    t = f"{fl['horizon']:g}"
+    audit.ours(", ".join(f"{a:.3g}" for a in f64), label=f"float64 angles at t = {t} (the float64 floor)")
+    audit.ours(", ".join(f"{a:.3g}" for a in r53), label=f"53-bit-storage replay angles at t = {t}")
+    audit.ours(", ".join(f"{a:.3g}" for a in r64), label=f"64-bit-storage (80-bit) replay angles at t = {t}")
+    audit.ours(", ".join(f"{a:.3g}" for a in dd), label=f"double-double angles at t = {t}")
     audit.ours(f"{path:.3g}", label="the mean path delta0 sqrt(B0/B_t) e^{-lambda t}")
-    audit.ours(f"{predicted:.2g} (median float64 floor {floor:.2g} x 2^-11)", label="predicted 80-bit floor")
+    audit.ours(
+        f"{floor80:.2g} (float64 {floor64:.2g}, 53-bit replay {floor53:.2g}; ratio 80/53 {floor80 / floor53:.2g} "
+        f"against 2^-11 = {2.0**-11:.2g})",
+        label="measured 80-bit floor (median)",
+    )
+    audit.tolerance(
+        FLOOR_ABOUT,
+        "factor: 'about' a power of ten; the paper's own float64 level (~1e-15) is a factor 5 above our float64 "
+        "floor, and the floor's spread over streams is itself a decade",
+        label="80-bit floor against 1e-19, and the 53-bit calibration against the float64 floor",
+    )
     audit.evidence(
         f"{dd.size} streams of the Table 2 setting (b = {fl['b']}, delta0 = {fl['delta0']:g}) that neither recover "
-        f"nor sample a disagreement through t = {fl['horizon']:g}, replayed from the same float64 inputs in "
-        "double-double: each final angle within a factor 2 of the mean path (the streams' own transients move the "
-        "prefactor by about 10%; a floor would put them some 1e4 times above it), while float64 stops near its "
-        "resolution; the 80-bit floor predicted from the float64 one must lie within a factor 10 of 1e-19."
+        f"nor sample a disagreement through t = {t}, replayed from the same float64 inputs: in double-double each "
+        "final angle lies within a factor 2 of the mean path (a floor would put them some 1e4 times above it); "
+        "rounded to 53 bits after every update the replay stops at the float64 floor (medians "
+        f"{floor53:.2g} and {floor64:.2g}: the floor is the storage rounding of the state); rounded to 64 bits it "
+        f"stops at {floor80:.2g}, the paper's 'about 1e-19'. The rounded replays sample no disagreement and do not "
+        f"recover ({int(np.sum(fl['rounded_events']))} events). The check fails if a double-double angle leaves the "
+        "path, the 53-bit replay misses the float64 floor by more than the factor, or the 64-bit floor is more than "
+        "the factor from 1e-19."
     )
     _universal_power(audit, int(dd.size), "a double-double angle within a factor 2 of the mean path")
+    log_r64 = np.log10(np.where(r64 > 0, r64, np.finfo(float).tiny))
+
+    def trial(rng, shift):
+        draw = log_r64[rng.integers(0, log_r64.size, log_r64.size)] + shift
+        return abs(float(np.median(draw)) - math.log10(paper)) > math.log10(FLOOR_ABOUT)
+
+    sims = [
+        S.power_by_simulation(functools.partial(trial, shift=d), reps=400, seed=E.SEEDS["bootstrap"]) for d in (2, -2)
+    ]
+    weak = min(sims, key=lambda v: v.power)
+    audit.evidence(
+        PW.record(
+            audit,
+            weak.power,
+            alternative="an 80-bit floor two decades off (1e-17, barely below float64's, or 1e-21)",
+            label="80-bit floor",
+            method=f"simulation: our {r64.size} 64-bit-storage angles shifted by 2 decades, resampled with "
+            f"replacement; weaker direction {weak}",
+        )
+    )
     assert dd.size > 0
     assert np.all((dd / path >= 0.5) & (dd / path <= 2.0))
-    assert 1e-20 <= predicted <= 1e-18
+    assert int(np.sum(fl["rounded_events"])) == 0
+    assert 1 / FLOOR_ABOUT <= floor53 / floor64 <= FLOOR_ABOUT
+    assert 1 / FLOOR_ABOUT <= floor80 / paper <= FLOOR_ABOUT
 
 
 # --- Figure 3(a) ---------------------------------------------------------------------------------------------
