@@ -49,8 +49,9 @@ def providers_imported():
     return experiments()
 
 
-def _launch(store: Path, *options: str, delay: float, **popen) -> subprocess.Popen:
-    """The sweep CLI in a subprocess, running ``tiny.draws`` (7 cells) with ``delay`` seconds per cell."""
+def _launch(store: Path, *options: str, delay: float | str, **popen) -> subprocess.Popen:
+    """The sweep CLI in a subprocess, running ``tiny.draws`` (7 cells) with ``delay`` seconds per cell
+    (``"FIRST,REST"``: the first cell's delay, then the others')."""
     cmd = [sys.executable, "-c", T.LAUNCH, "RUN", "tiny.draws", *options, "--quiet", "--store", str(store), *TINY]
     return subprocess.Popen(cmd, env=T.subprocess_env(TINY_SWEEP_DELAY_S=str(delay)), **popen)
 
@@ -143,7 +144,10 @@ def test_ctrl_c_on_a_local_cluster_is_clean(tmp_path):
         store,
         "--workers",
         "2",
-        delay=0.5,  # 7 cells of 0.5 s on 2 workers: the interrupt comes after the first cells
+        # the first cell lands at once; the other 6 take 5 s each on 2 workers, so the run cannot end before the
+        # interrupt even when this process is slow to see the first cell (a loaded CI machine once let 7 cells of
+        # 0.5 s finish first)
+        delay="0.2,5",
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -13,7 +13,9 @@ subprocess (and the Dask workers it starts, which import :func:`compute` by name
 ``PYTHONPATH`` holds the repository root (:func:`subprocess_env`).
 
 ``TINY_SWEEP_DELAY_S`` (environment) makes each cell sleep that long before returning, so a
-test can interrupt a run part-way; the value does not change the cells' numbers or keys.
+test can interrupt a run part-way; ``FIRST,REST`` gives the first cell (``first_stream`` 0) its
+own delay, so that it lands at once while the rest cannot finish before the interrupt however
+loaded the machine. The value does not change the cells' numbers or keys.
 
 >>> direct(5, seed=3)["draws"].shape
 (5, 4)
@@ -64,7 +66,8 @@ def direct(streams: int, seed: int = 1, first_stream: int = 0, kind: str = "norm
 
 def compute(params: dict) -> Any:
     """One cell (imported by name on the workers); sleeps ``TINY_SWEEP_DELAY_S`` first when it is set."""
-    delay = float(os.environ.get("TINY_SWEEP_DELAY_S", "0") or 0)
+    spec = (os.environ.get("TINY_SWEEP_DELAY_S", "0") or "0").split(",")
+    delay = float(spec[0] if params["kwargs"].get("first_stream", 0) == 0 else spec[-1])
     if delay > 0:
         time.sleep(delay)
     return direct(**params["kwargs"])
