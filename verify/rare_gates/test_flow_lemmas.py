@@ -399,13 +399,15 @@ def test_amplitude_inequality_on_paths(audit):
 
 @discrepancy(
     "RG-16.Bineq",
-    reason="the proof of Proposition 12 has a gap for its stated set: the proof uses B' >= 2 sum omega_i(q_i - "
+    reason="reading-dependent: under the literal reading (the display along target GF from every point of the set), "
+    "the proof of Proposition 12 has a gap for its stated set: the proof uses B' >= 2 sum omega_i(q_i - "
     "lambda) >= B(2A - B) along target GF from every point of {a_i, r_i > 0, omega_i <= 2q, 0 < delta < pi}, and the "
     "chain fails at points of that set where q_i < 0 and a_i != r_i (e.g. omega_1 = omega_2 = 0.99 * 2q, delta = "
     "0.1, a_i = 3 r_i, which lies in the set); it holds where q_i >= 0, and along target GF from the source-GF "
     "checkpoints and D0 draws where Appendix 17 applies it (the check of our side). Proposition 12's conclusion is "
-    "not refuted, only this step of its proof on the whole set; text that might restrict it to q_i >= 0 may have "
-    "been lost in conversion.",
+    "not refuted, only this step of its proof on the whole set. Under the other reading, with text lost in "
+    "conversion restricting the step to q_i >= 0 (or to the paths where Appendix 17 uses it), the paper agrees, "
+    "as our side's check shows.",
     reading="The surrounding text was lost in conversion: the display is read as holding along target GF from "
     "every point of Proposition 12's set {a_i, r_i > 0, omega_i <= 2q, 0 < delta < pi}.",
 )

@@ -217,18 +217,28 @@ def test_table1_fresh(audit, results):
     table1 = results["rare_gates.table1"]
     comps = _table1_check(audit, table1, (0, 1), "Table 1 rows T = 0, 100")
     n = table1["init"].shape[0]
+    cells = _table1_cells(table1, (0, 1))
+    failures = [f"T={T:g} {s}->{t}: {n_ - k}" for T, s, t, k, n_, _ in cells if k < n_]
     q = PW.exception_rate(64)
+    # decided by the one-sample literal test on our own draws (as RG-T1.fresh): the paper's 'all 64' read as an
+    # exception rate of at most q, so one failure in our n of any cell rejects it; the two-sample comparison with the
+    # paper's fixed 64/64 (above) is reported but cannot decide: its power is capped by the paper's 64
     audit.evidence(
-        PW.comparison(
+        f"Decided literally on our own draws: every one of our {n} initialisations recovers in each of the "
+        f"{len(cells)} cells; failures: {', '.join(failures) or 'none'}."
+    )
+    audit.evidence(
+        PW.literal_all(
             audit,
-            alternative=f"checkpoint failures at a rate {q:.3f} in every cell: 1 - 0.01^(1/64), at which the "
-            "paper's own 64/64 would have been a 1-in-100 event",
-            cells=[(c["paper"], n, 64, "inits") for c in comps],
-            directions={f"failure rate {q:.3f}": lambda p: p - q},
-            z=Z_T1,
+            alternative=f"checkpoint failures at a rate {q:.3f} in a cell: 1 - 0.01^(1/64), at which the paper's own "
+            "64/64 would have been a 1-in-100 event",
+            n=n,
+            rate=q,
+            label="each cell",
         )
     )
-    assert all(c["consistent"] for c in comps)
+    assert all(kp == 64 for *_, kp in cells)  # the paper's 'all 64', read from the registry
+    assert not failures and all(c["consistent"] for c in comps)
 
 
 @claim("RG-sim.T1.sgd", reading=READING_OWN)
@@ -421,8 +431,14 @@ def _t400(table1) -> dict:
     }
 
 
+# One multiplicity rule for the five statements about the T = 400 checkpoints (RG-sim.T1.T400, .nodis, .late, .gd and
+# .dichotomy), fixed in advance: Bonferroni, each two-sample test at 0.05/5, family-wise 5%. '.late' is a literal
+# 'none' over our draws, with no false-alarm rate to share, so it keeps its literal test.
+T400_FAMILY = 5
+T400_LEVEL = 0.05 / T400_FAMILY
 T400_READING = READING_OWN + "; the sentence's parts are separate claims, each compared with the paper's count by "
-T400_READING += "its own two-sided Fisher exact test at 5%"
+T400_READING += f"its own two-sided Fisher exact test at the Bonferroni level 0.05/{T400_FAMILY} = {T400_LEVEL:g} over "
+T400_READING += "the five statements about the T = 400 checkpoints (family-wise 5%; the literal '.late' needs none)"
 
 
 @claim("RG-sim.T1.T400", reading=T400_READING)
@@ -434,7 +450,8 @@ def test_table1_t400_small_gamma(audit, results):
     audit.ours(f"{k_small}/{n} (Fisher vs 57/64: p = {p:.3f})", label="Gamma_T < 0.04 at T = 400")
     audit.evidence(
         f"Source-SGD checkpoints at T = 400 of our {n} draws; Gamma_T = b delta_T/eta; our count against the paper's "
-        "57 of 64 by a two-sided Fisher exact test at 5%."
+        f"57 of 64 by a two-sided Fisher exact test at {T400_LEVEL:g} (Bonferroni over the five T = 400 statements; "
+        "earlier revisions tested this one at 0.05)."
     )
     audit.evidence(
         PW.comparison(
@@ -447,9 +464,10 @@ def test_table1_t400_small_gamma(audit, results):
                 "count above 0.04 / 2": lambda p: 1 - (1 - p) / 2,
             },
             test="fisher",
+            level=T400_LEVEL,
         )
     )
-    assert p >= 0.05
+    assert p >= T400_LEVEL
 
 
 @claim("RG-sim.T1.T400.nodis", reading=T400_READING)
@@ -462,7 +480,8 @@ def test_table1_t400_no_disagreement(audit, results):
     audit.ours(f"{k_dis}/{k_small} (Fisher vs 0/57: p = {p:.3f})", label="of those with Gamma_T < 0.04, sampled one")
     audit.evidence(
         "Target-SGD streams (H = 200) from the source-SGD checkpoints with Gamma_T < 0.04 at T = 400: the number that "
-        "sampled at least one disagreeing input, against the paper's none of 57 (two-sided Fisher exact, 5%)."
+        "sampled at least one disagreeing input, against the paper's none of 57 (two-sided Fisher exact at "
+        f"{T400_LEVEL:g}, Bonferroni over the five T = 400 statements; earlier revisions tested at 0.05)."
     )
     q57 = PW.exception_rate(57)
     audit.evidence(
@@ -473,9 +492,10 @@ def test_table1_t400_no_disagreement(audit, results):
             cells=[(0.0, max(k_small, 1), 57, "inits")],
             directions={f"rate {q57:.3f}": lambda p: q57},
             test="fisher",
+            level=T400_LEVEL,
         )
     )
-    assert p >= 0.05
+    assert p >= T400_LEVEL
 
 
 @claim("RG-sim.T1.T400.late", reading=T400_READING + "; 'no run recovers after t = 100' literally, over our draws")
@@ -520,7 +540,8 @@ def test_table1_t400_gd_by_40(audit, results):
         f"Target GD from the source-SGD checkpoints at T = 400. The largest hitting time ({gd[top]:.2f}) comes from a "
         f"checkpoint with angle {r['angle'][top]:.3g}, at A^-1 log(1/delta_T) + {top_offset:.2f} (balanced units "
         "have the smallest offset); the largest grows with the number of draws, hence the two-sample comparison "
-        "(two-sided Fisher exact at 5%) with the paper's none of 64 after t ~ 40."
+        f"(two-sided Fisher exact at {T400_LEVEL:g}, Bonferroni over the five T = 400 statements; earlier revisions "
+        "tested at 0.05) with the paper's none of 64 after t ~ 40."
     )
     q64 = PW.exception_rate(64)
     audit.evidence(
@@ -531,9 +552,10 @@ def test_table1_t400_gd_by_40(audit, results):
             cells=[(0.0, n, 64, "inits")],
             directions={f"rate {q64:.3f}": lambda p: q64},
             test="fisher",
+            level=T400_LEVEL,
         )
     )
-    assert p >= 0.05
+    assert p >= T400_LEVEL
 
 
 DICHOTOMY_READING = (
@@ -548,15 +570,41 @@ def _band(table1) -> tuple[int, int, np.ndarray, int]:
     return int(band.sum()), r["n"], np.sort(r["gamma"][band]), int(np.isfinite(r["recovery"][band]).sum())
 
 
-DICHOTOMY_LEVEL = 0.05 / 5  # the five statements about the T = 400 checkpoints (T400, nodis, late, gd, this)
+DICHOTOMY_LEVEL = T400_LEVEL  # the family's one rule (T400_FAMILY), not a level of its own
 
 
-@claim(
-    "RG-sim.T1.dichotomy",
-    reading=DICHOTOMY_READING + "; a sample-level tension, not a discrepancy: the paper's 64 saved draws may have had "
-    "none in the band, so its implied 0 of 64 is compared with ours at the Bonferroni level over the five "
-    "statements about the T = 400 checkpoints, as the other Table 1 comparisons are",
+def _paper_sample_side(rejected: bool, message: str) -> None:
+    """The paper's side of a sample-level comparison whose outcome depends on the sample sizes.
+
+    Rejected by our draws: :class:`PaperClaimFails` (the claim's verdict is ``discrepancy``). Not rejected: the
+    paper's side has nothing to show at these sizes, so it is skipped with the test's numbers and the verdict is our
+    side's (a strict xfail that passed would read as a regression). The test itself is our side's, so it is the same
+    at every size.
+    """
+    if not rejected:
+        pytest.skip(f"not rejected at these sizes (the verdict is our side's): {message}")
+    paper_claim(False, message)
+
+
+DICHOTOMY_BAND_READING = (
+    DICHOTOMY_READING + "; a sample-level comparison: the paper's 64 saved draws may have had none in the band, so its "
+    "implied 0 of 64 is compared with ours by a two-sided Fisher exact test at the T = 400 family's Bonferroni level; "
+    "a rejection is the paper's side of a discrepancy, not a failure of our side"
 )
+
+
+def _band_test(table1) -> tuple[int, int, float, str]:
+    k, n, _G, _rec = _band(table1)
+    p = E.fisher_p(k, n, 0, 64)
+    return (
+        k,
+        n,
+        p,
+        f"ours {k}/{n} in [0.04, 1] against the implied 0/64: two-sided Fisher p = {p:.4f} (level {DICHOTOMY_LEVEL:g})",
+    )
+
+
+@claim("RG-sim.T1.dichotomy", reading=DICHOTOMY_BAND_READING)
 @uses("rare_gates.table1")
 def test_table1_t400_band(audit, results):
     k, n, G, rec_band = _band(results["rare_gates.table1"])
@@ -573,7 +621,8 @@ def test_table1_t400_band(audit, results):
         f"empty for the law of D0 (Wilson lower bound {lo:.3f}), and 0 of 64 would have probability "
         f"{(1 - k / n) ** 64:.4f} at our rate. Against the paper's implied 0 of 64 the two-sided Fisher p is "
         f"{p:.4f}, which the Bonferroni level {DICHOTOMY_LEVEL:.3f} over the five T = 400 statements "
-        f"{'does not reject: a tension, not a discrepancy' if p >= DICHOTOMY_LEVEL else 'rejects'}."
+        f"{'does not reject: a tension, not a discrepancy' if p >= DICHOTOMY_LEVEL else 'rejects: a discrepancy'} "
+        "(the paper's side of the claim decides; this check is ours: the band is not empty)."
     )
     q = PW.exception_rate(64)
     audit.evidence(
@@ -588,14 +637,27 @@ def test_table1_t400_band(audit, results):
         )
     )
     assert k > 0 and lo > 0.0
-    assert p >= DICHOTOMY_LEVEL
+
+
+@discrepancy(
+    "RG-sim.T1.dichotomy",
+    reason="sample-level, raised only when our draws reject it: the paper's implied none of 64 in 0.04 <= Gamma_T <= 1 "
+    "at T = 400 against our count, two-sided Fisher exact below the T = 400 family's Bonferroni level; where they do "
+    "not reject (the quick profile's 96 draws), this side is skipped and the verdict is our side's",
+    reading=DICHOTOMY_BAND_READING,
+)
+@uses("rare_gates.table1")
+def test_table1_t400_band_paper(results):
+    _k, _n, p, message = _band_test(results["rare_gates.table1"])
+    _paper_sample_side(p < DICHOTOMY_LEVEL, message)
 
 
 OPPOSITE_READING = (
     READING_OWN + "; the paper's 'all seven' compared with our recoveries by a two-sided Fisher exact test (7 of 7 "
-    "against ours, 5%); the literal 'all' is reported separately: it holds in our sample only if every one of our "
-    "recoveries has the property"
+    "against ours, 5%; a rejection is the paper's side of a discrepancy, not a failure of our side); the literal "
+    "'all' is reported separately: it holds in our sample only if every one of our recoveries has the property"
 )
+OPPOSITE_LEVEL = 0.05  # each of the three 'all seven' statements at 5%: no correction, which can only favour rejection
 
 
 def _opposite_parts(table1) -> tuple[int, dict]:
@@ -616,16 +678,19 @@ def _opposite_check(audit, table1, part: str) -> None:
     p = E.fisher_p(v, m, 7, 7)
     literal = v == m
     audit.ours(f"{v}/{m} (Fisher vs 7/7: p = {p:.3f})", label=part)
+    assert 0 <= v <= m
     audit.ours(
         "holds" if literal else f"not reproduced: {m - v} of our {m} recoveries lack it", label="the literal 'all'"
     )
     audit.evidence(
         f"The {m} target-SGD recoveries at T = 400 (source SGD) of our draws: the count with '{part}' against the "
-        f"paper's 7 of 7 (two-sided Fisher exact, 5%). The literal 'all' "
+        f"paper's 7 of 7 (two-sided Fisher exact, {OPPOSITE_LEVEL:g}; the paper's side of the claim decides, this "
+        "check is ours). The literal 'all' "
         + (
             "holds in our sample."
             if literal
-            else f"does not: {v} of {m}; the difference from 7 of 7 is within sampling."
+            else f"does not: {v} of {m}; "
+            + ("the difference from 7 of 7 is within sampling." if p >= OPPOSITE_LEVEL else "and 7 of 7 is rejected.")
         )
     )
     q7 = PW.exception_rate(7)
@@ -637,9 +702,27 @@ def _opposite_check(audit, table1, part: str) -> None:
             cells=[(1.0, max(m, 1), 7, "recoveries")],
             directions={f"missing in {q7:.3f}": lambda _p: 1 - q7},
             test="fisher",
+            level=OPPOSITE_LEVEL,
         )
     )
-    assert m > 0 and p >= 0.05
+    assert m > 0
+
+
+def _opposite_paper(table1, part: str) -> None:
+    m, parts = _opposite_parts(table1)
+    p = E.fisher_p(parts[part], m, 7, 7)
+    _paper_sample_side(
+        p < OPPOSITE_LEVEL,
+        f"'{part}' in {parts[part]} of our {m} recoveries against the paper's 7 of 7: two-sided Fisher p = {p:.4f} "
+        f"(level {OPPOSITE_LEVEL:g})",
+    )
+
+
+OPPOSITE_REASON = (
+    "sample-level, raised only when our draws reject it: the paper's 'all seven' against our recoveries with the "
+    "property, two-sided Fisher exact below 5%; where they do not reject (the quick profile), this side is skipped "
+    "and the verdict is our side's"
+)
 
 
 @claim("RG-sim.T1.opposite", reading=OPPOSITE_READING)
@@ -648,10 +731,22 @@ def test_table1_opposite_gamma(audit, results):
     _opposite_check(audit, results["rare_gates.table1"], "Gamma_T > 1")
 
 
+@discrepancy("RG-sim.T1.opposite", reason=OPPOSITE_REASON, reading=OPPOSITE_READING)
+@uses("rare_gates.table1")
+def test_table1_opposite_gamma_paper(results):
+    _opposite_paper(results["rare_gates.table1"], "Gamma_T > 1")
+
+
 @claim("RG-sim.T1.opposite.angle", reading=OPPOSITE_READING)
 @uses("rare_gates.table1")
 def test_table1_opposite_angle(audit, results):
     _opposite_check(audit, results["rare_gates.table1"], "initial angle > 2.5")
+
+
+@discrepancy("RG-sim.T1.opposite.angle", reason=OPPOSITE_REASON, reading=OPPOSITE_READING)
+@uses("rare_gates.table1")
+def test_table1_opposite_angle_paper(results):
+    _opposite_paper(results["rare_gates.table1"], "initial angle > 2.5")
 
 
 @claim(
@@ -662,6 +757,17 @@ def test_table1_opposite_angle(audit, results):
 @uses("rare_gates.table1")
 def test_table1_opposite_amplitude(audit, results):
     _opposite_check(audit, results["rare_gates.table1"], "a unit with omega < 1e-8")
+
+
+@discrepancy(
+    "RG-sim.T1.opposite.amp",
+    reason=OPPOSITE_REASON,
+    reading=OPPOSITE_READING + "; 'amplitude' of a unit read as omega_i = a_i |w_i| (the paper's amplitude "
+    "B = omega_1 + omega_2)",
+)
+@uses("rare_gates.table1")
+def test_table1_opposite_amplitude_paper(results):
+    _opposite_paper(results["rare_gates.table1"], "a unit with omega < 1e-8")
 
 
 # --- Theorem 1 and Corollary 3 ---------------------------------------------------------------------------
@@ -1606,7 +1712,9 @@ def test_repeated_cells_one_probability(audit, results, sizes):
 # The one setting (b = 16, delta0 = 1e-5, eta = 0.01) estimated three times in the paper, by horizon:
 # Figure 3(a)'s cell (H = 200; 9 of 64, the cell of kappa_eff 1.49), Table 2's row (t <= 200 and 450: 0.078 of
 # 128) and Appendix 20's no-noise runs (H = 1000: 0.04 of 128, in READING_A20).
-_SAME = paper_numbers("RG-sim.A20.same")  # ['9', '64', '0.078', '128', '200', '0.04', '1000']
+_SAME = paper_numbers(
+    "RG-sim.A20.same"
+)  # ['9', '64', '0.078', '128', '200', '0.04', '1000', '128']: 9/64 and 128 inferred
 PAPER_SAME = {
     "Figure 3(a), H = 200": (int(_SAME[0]), int(_SAME[1])),
     "Table 2, t <= 200": (_k_of(_SAME[2], int(_SAME[3])), int(_SAME[3])),
