@@ -153,6 +153,10 @@ def test_ctrl_c_on_a_local_cluster_is_clean(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        # a terminal's Ctrl-C: SIGINT at its default in the child, whatever this process inherited (a job started
+        # with & by a non-interactive shell, as .ci/run starts the library tests, ignores SIGINT, and Python keeps
+        # an inherited SIG_IGN instead of raising KeyboardInterrupt)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 300
     while not _cells_on_disk(store) and proc.poll() is None and time.monotonic() < deadline:
