@@ -141,15 +141,16 @@ def run_sgd(b: int, S: int, threads: int) -> tuple[float, int, tuple]:
 def run_dd(b: int, S: int, threads: int) -> tuple[float, int, list]:
     """One timed double-double target-SGD run (same workload and streams): (seconds, inputs drawn, outputs)."""
     from numerics.rare_gates import dd_kernel as D
+    from numerics.rare_gates import sim_kernels as K
 
     theta0, st, _ = _setup(S)
-    outs: list[np.ndarray] = [np.empty((S, 6)), np.empty((S, 6)), np.empty((S, 4), np.uint64)]
-    outs += [np.empty(S, np.int64) for _ in range(4)] + [np.empty((S, 0, 2))]
+    outs = D.dd_outputs(S)
+    par = K.SGDParams(*_workload(b), 0.0, K.NOISE_NONE)
     with _Threads(threads):
         t0 = time.perf_counter()
-        D._dd_streams(theta0, np.zeros_like(theta0), st, *_workload(b), False, *outs)
+        D._dd_streams(theta0, np.zeros_like(theta0), st, par, False, outs)
         dt = time.perf_counter() - t0
-    return dt, int(outs[6].sum()) * b, outs
+    return dt, int(outs.updates.sum()) * b, list(outs)
 
 
 def run_gd(rows: int, threads: int) -> tuple[float, int]:

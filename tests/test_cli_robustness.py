@@ -28,11 +28,13 @@ ROOT = Path(__file__).resolve().parents[1]
 BASE = ["--b", "16", "--delta0", "1e-4", "--eta", "0.01", "--streams", "8", "--horizon", "2"]
 
 
-def _one_line_error(capsys, main, argv, prefix: str) -> str:
-    """Run ``main(argv)``; assert exit 2, nothing on stdout, one stderr line starting with ``prefix``."""
+def _one_line_error(capsys, main, argv, prefix: str, words=()) -> str:
+    """Run ``main(argv)``; assert exit 2, nothing on stdout, one stderr line starting with ``prefix`` and holding
+    each of ``words``."""
     assert main(argv) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and err.startswith(prefix) and "Traceback" not in err, err
+    assert all(word in err for word in words), (words, err)
     return err
 
 
@@ -63,9 +65,7 @@ def _no_simulation(monkeypatch):
 )
 def test_recovery_bad_input_is_refused_before_running(change, words, capsys, monkeypatch):
     _no_simulation(monkeypatch)
-    err = _one_line_error(capsys, recovery.main, BASE + change, "recovery: error:")
-    for word in words:
-        assert word in err
+    _one_line_error(capsys, recovery.main, BASE + change, "recovery: error:", words)
 
 
 def test_recovery_threshold_range_is_the_model_s():
@@ -96,35 +96,22 @@ def test_recovery_divergence_exits_1_in_one_line(capsys):
 
 # ------------------------------------------------------------------ constants and initialization
 @pytest.mark.parametrize(
-    "argv, words",
+    "cli, argv, words",
     [
-        (["--digits", "100000"], ["argument --digits:", "[1, 1000]"]),
-        (["--lam", "1e-10000000"], ["argument --lam:", "at most 1000 digits"]),
-        (["--lam", "-1e-3"], ["argument --lam:", "(0, 1/2)"]),
+        (constants, ["--digits", "100000"], ["argument --digits:", "[1, 1000]"]),
+        (constants, ["--lam", "1e-10000000"], ["argument --lam:", "at most 1000 digits"]),
+        (constants, ["--lam", "-1e-3"], ["argument --lam:", "(0, 1/2)"]),
+        (initialization, ["--digits", "100000"], ["argument --digits/--dps:", "[1, 9980]"]),
+        (initialization, ["--dps", "10000"], ["argument --digits/--dps:", "[1, 9980]"]),
+        (initialization, ["--M", "1e100000"], ["argument --M:", "(m, 1000]"]),
+        (initialization, ["--m", "1e-1000000"], ["argument --m:", "[1e-1000, 3/4)"]),
+        (initialization, ["--m", "0.8"], ["argument --m:", "[1e-1000, 3/4)"]),
+        (initialization, ["--m", "-1e-4"], ["argument --m:", "[1e-1000, 3/4)"]),
+        (initialization, ["--M", "1e-5"], ["argument --M:", "M must exceed m"]),
     ],
 )
-def test_constants_bad_input(argv, words, capsys):
-    err = _one_line_error(capsys, constants.main, argv, "python -m numerics.rare_gates.constants: error:")
-    for word in words:
-        assert word in err
-
-
-@pytest.mark.parametrize(
-    "argv, words",
-    [
-        (["--digits", "100000"], ["argument --digits/--dps:", "[1, 9980]"]),
-        (["--dps", "10000"], ["argument --digits/--dps:", "[1, 9980]"]),
-        (["--M", "1e100000"], ["argument --M:", "(m, 1000]"]),
-        (["--m", "1e-1000000"], ["argument --m:", "[1e-1000, 3/4)"]),
-        (["--m", "0.8"], ["argument --m:", "[1e-1000, 3/4)"]),
-        (["--m", "-1e-4"], ["argument --m:", "[1e-1000, 3/4)"]),
-        (["--M", "1e-5"], ["argument --M:", "M must exceed m"]),
-    ],
-)
-def test_initialization_bad_input(argv, words, capsys):
-    err = _one_line_error(capsys, initialization.main, argv, "python -m numerics.rare_gates.initialization: error:")
-    for word in words:
-        assert word in err
+def test_constants_and_initialization_bad_input(cli, argv, words, capsys):
+    _one_line_error(capsys, cli.main, argv, f"python -m {cli.__name__}: error:", words)
 
 
 def test_initialization_digits_and_deprecated_dps_alias(capsys):
@@ -213,9 +200,7 @@ def test_sweep_labels_say_reused_and_done_at():
 )
 def test_bench_errors_name_the_option_and_value(argv, words, capsys, monkeypatch):
     monkeypatch.setattr(bench, "benchmark", None)  # refused before measuring
-    err = _one_line_error(capsys, bench.main, argv, "bench: error:")
-    for word in words:
-        assert word in err
+    _one_line_error(capsys, bench.main, argv, "bench: error:", words)
 
 
 @pytest.mark.parametrize(
@@ -229,9 +214,7 @@ def test_bench_errors_name_the_option_and_value(argv, words, capsys, monkeypatch
 )
 def test_ensembles_bad_input(argv, words, capsys, monkeypatch):
     monkeypatch.setattr(ensembles, "rank_p_on_manifold", None)  # refused before running
-    err = _one_line_error(capsys, ensembles.main, argv, "python -m numerics.multipath.ensembles: error:")
-    for word in words:
-        assert word in err
+    _one_line_error(capsys, ensembles.main, argv, "python -m numerics.multipath.ensembles: error:", words)
 
 
 # ------------------------------------------------------------------ closed pipes

@@ -81,9 +81,10 @@ def _dd_run(theta0, b, eta, lam, n, seed, streams, check_every=0, exact=False, l
     S = th.shape[0]
     lo = np.zeros_like(th) if lo0 is None else np.ascontiguousarray(np.atleast_2d(lo0))
     st = R.seed_states(seed, np.asarray(streams), R.PHASE_TARGET, 0)
-    out = [np.empty((S, 6)), np.empty((S, 6)), np.empty((S, 4), np.uint64)]
-    out += [np.empty(S, np.int64) for _ in range(4)] + [np.empty((S, 0, 2))]
-    D._dd_streams(th, lo, st, target, b, eta, lam, n, check_every, 0.4, stop, exact, *out)
+    out = D.dd_outputs(S)
+    D._dd_streams(
+        th, lo, st, K.SGDParams(target, b, eta, lam, n, check_every, 0.4, stop, 0.0, K.NOISE_NONE), exact, out
+    )
     return out
 
 
@@ -202,9 +203,10 @@ def test_continuing_from_a_dd_state_is_one_run():
     th = balanced_checkpoint(1e-3)
     one = _dd_run(th, 8, 0.01, 0.05, 400, 2, [1], stop=False)
     half = _dd_run(th, 8, 0.01, 0.05, 200, 2, [1], stop=False)
-    out = [np.empty((1, 6)), np.empty((1, 6)), np.empty((1, 4), np.uint64)]
-    out += [np.empty(1, np.int64) for _ in range(4)] + [np.empty((1, 0, 2))]
-    D._dd_streams(half[0], half[1], half[2], True, 8, 0.01, 0.05, 200, 0, 0.4, False, False, *out)
+    out = D.dd_outputs(1)
+    D._dd_streams(
+        half[0], half[1], half[2], K.SGDParams(True, 8, 0.01, 0.05, 200, 0, 0.4, False, 0.0, K.NOISE_NONE), False, out
+    )
     assert np.array_equal(out[0], one[0]) and np.array_equal(out[1], one[1]) and np.array_equal(out[2], one[2])
 
 
@@ -269,6 +271,36 @@ def test_bad_inputs_raise_naming_the_parameter(kwargs, name):
     if name not in ("block_updates",):  # the float64 entry point says the same
         with pytest.raises(ValueError, match=name):
             simulate_sgd(**kw)
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        (dict(source_time=0.5), "source_time"),
+        (dict(noise_s=0.1), "noise_s"),
+        (dict(trace=True), "trace"),
+        (dict(progress=lambda done, total: None), "progress"),
+        (dict(threads=0), "threads"),
+    ],
+)
+def test_double_double_refuses_what_it_does_not_run(kwargs, name):
+    """simulate_extended takes simulate_sgd's keywords; what the dd kernel has no path for is refused by name."""
+    with pytest.raises(ValueError, match=rf"^{name}\b"):
+        simulate_extended(delta0=1e-2, b=4, eta=0.01, horizon=1.0, streams=2, **kwargs)
+    with pytest.raises(ValueError, match=r"^arithmetic must be one of 'float64', 'double-double'; got 'quad'"):
+        simulate_sgd(delta0=1e-2, b=4, eta=0.01, horizon=1.0, streams=2, arithmetic="quad")
+
+
+def test_double_double_is_an_arithmetic_of_simulate_sgd():
+    """simulate_extended is simulate_sgd(arithmetic='double-double') with 4 streams by default; the thread
+    count and a run to the horizon (no stop) are supported, and the numbers do not depend on the threads."""
+    kw = dict(delta0=1e-2, b=4, eta=0.01, horizon=1.0, seed=3)
+    ext = simulate_extended(**kw)
+    assert ext.stream_ids.tolist() == [0, 1, 2, 3] and ext.config["optimizer"] == "sgd-double-double"
+    same = simulate_sgd(**kw, streams=4, threads=1, arithmetic="double-double")
+    assert np.array_equal(same.final_theta_lo, ext.final_theta_lo) and np.array_equal(same.final_theta, ext.final_theta)
+    through = simulate_extended(**kw, stop_at_recovery=False)
+    assert through.config["stop_at_recovery"] is False and np.all(through.updates == 100)
 
 
 def test_bad_dd_rows():

@@ -36,14 +36,30 @@ def _cells(bad: bool = False):
     return out
 
 
-def _experiment(name="test.tiny", bad=False, modules=RS.CODE_MODULES) -> Experiment:
+def _single_streams(n: int) -> list[dict]:
+    """``n`` cells of the same setting, one stream each (streams 0 .. n-1)."""
+    return [
+        {"call": "long_horizons", "kwargs": dict(SETTING, streams=1, first_stream=i), "setting": "s"} for i in range(n)
+    ]
+
+
+def _experiment(
+    name="test.tiny",
+    bad=False,
+    modules=RS.CODE_MODULES,
+    *,
+    cells=None,
+    compute=RS.compute,
+    fields=("recovery", "first", "disagreements", "final_angle"),
+) -> Experiment:
+    """A test experiment over ``cells`` (default: the three of :func:`_cells`) assembling ``fields`` by setting."""
     return Experiment(
         name=name,
-        summary="three cells",
+        summary="three cells" if cells is None else "",
         sizes=lambda profile, overrides: None,
-        cells=lambda _z: _cells(bad),
-        compute=RS.compute,
-        assemble=RS._by_setting(("recovery", "first", "disagreements", "final_angle")),
+        cells=lambda _z: _cells(bad) if cells is None else cells,
+        compute=compute,
+        assemble=RS._by_setting(fields),
         code_modules=modules,
     )
 
@@ -135,18 +151,7 @@ def test_local_cluster_with_two_workers_is_bit_identical_to_serial(tmp_path, dir
 def test_cells_are_spread_over_the_local_workers(tmp_path, dask_local):
     from numerics.sweep.store import read_cell
 
-    cells = [
-        {"call": "long_horizons", "kwargs": dict(SETTING, streams=1, first_stream=i), "setting": "s"} for i in range(8)
-    ]
-    exp = Experiment(
-        name="test.spread",
-        summary="",
-        sizes=lambda p, o: None,
-        cells=lambda _z: cells,
-        compute=RS.compute,
-        assemble=RS._by_setting(("recovery",)),
-        code_modules=RS.CODE_MODULES,
-    )
+    exp = _experiment("test.spread", cells=_single_streams(8), fields=("recovery",))
     store = ResultStore(tmp_path)
     run_sweep(exp, store=store, executor=dask_ready(dask_local), progress=False)
     pids = {read_cell(p)[1]["worker"]["pid"] for p in store.files("test.spread")}
@@ -237,18 +242,7 @@ def test_progress_counts_and_eta():
 
 def test_cells_are_independent_of_the_chunking(direct):
     """The same streams in other ranges give the same numbers (the premise of every sweep)."""
-    one = [
-        {"call": "long_horizons", "kwargs": dict(SETTING, streams=1, first_stream=i), "setting": "s"} for i in range(6)
-    ]
-    exp = Experiment(
-        name="test.ones",
-        summary="",
-        sizes=lambda p, o: None,
-        cells=lambda _z: one,
-        compute=RS.compute,
-        assemble=RS._by_setting(("recovery", "first", "disagreements", "final_angle")),
-        code_modules=RS.CODE_MODULES,
-    )
+    exp = _experiment("test.ones", cells=_single_streams(6))
     assert equal(run_sweep(exp, progress=False).result(), direct)
     assert np.isfinite(direct[0]["recovery"]).any() and np.isfinite(direct[0]["first"]).any()  # events, not only NaNs
 
@@ -280,15 +274,7 @@ def test_a_lost_worker_fails_only_its_cell(tmp_path, dask_local, monkeypatch):
     # the dying worker (3 cells, 2 workers) has finished first; a cell queued behind the fatal
     # one would be lost with the worker
     cells[2] = dict(cells[2], die=True)
-    exp = Experiment(
-        name="test.lost",
-        summary="",
-        sizes=lambda p, o: None,
-        cells=lambda _z: cells,
-        compute=compute_or_die,
-        assemble=RS._by_setting(("recovery",)),
-        code_modules=RS.CODE_MODULES,
-    )
+    exp = _experiment("test.lost", cells=cells, compute=compute_or_die, fields=("recovery",))
     ex = dask_ready(dask_local)
     # distributed.scheduler.allowed-failures = 0 for this test: the first lost worker fails the cell
     monkeypatch.setattr(ex.cluster.scheduler, "allowed_failures", 0)

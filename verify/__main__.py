@@ -44,14 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The dispatcher: one subcommand per audit command."""
     parser = coverage.OneLineParser(prog=PROG, description=__doc__, formatter_class=PlainHelpFormatter)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=coverage.OneLineParser)
-    sub = commands.add_parser(
-        "coverage",
-        help="the coverage map of the papers' labelled items",
-        description=coverage.help_text(),
-        formatter_class=PlainHelpFormatter,
-    )
-    coverage.add_arguments(sub)
-    sub.set_defaults(run=coverage.run)
+    _add_command(commands, "coverage", "the coverage map of the papers' labelled items", coverage)
     sub = commands.add_parser(
         "list",
         help="the registered claims, their checks and last verdicts",
@@ -64,15 +57,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
     sub.set_defaults(run=run_list)
-    sub = commands.add_parser(
-        "diff",
-        help="verdict and value changes between two reports",
-        description=diff.help_text(),
-        formatter_class=PlainHelpFormatter,
-    )
-    diff.add_arguments(sub)
-    sub.set_defaults(run=diff.run)
+    _add_command(commands, "diff", "verdict and value changes between two reports", diff)
     return parser
+
+
+def _add_command(commands, name: str, summary: str, module) -> None:
+    """Subcommand ``name`` served by ``module`` (its ``help_text()``, ``add_arguments(parser)`` and ``run``)."""
+    sub = commands.add_parser(name, help=summary, description=module.help_text(), formatter_class=PlainHelpFormatter)
+    module.add_arguments(sub)
+    sub.set_defaults(run=module.run)
 
 
 def _paper_arg(text: str) -> str:

@@ -65,8 +65,7 @@ def rational_orthogonal(d: int, seed: int) -> sp.Matrix:
     >>> Q = rational_orthogonal(3, 1); Q.T * Q == sp.eye(3)
     True
     """
-    if not isinstance(d, int) or d < 1:
-        raise ValueError(f"d must be an integer >= 1; got {d!r}")
+    _check_sizes(d)
     S = sp.zeros(d, d)
     for i in range(d):
         for j in range(i + 1, d):
@@ -75,7 +74,8 @@ def rational_orthogonal(d: int, seed: int) -> sp.Matrix:
     return cayley(S)
 
 
-def _check_sizes(d, H, L):
+def _check_sizes(d, H=1, L=1):
+    """d, H and L must be integers >= 1 (bools refused); a ValueError naming the first that is not."""
     for name, val in (("d", d), ("H", H), ("L", L)):
         if not isinstance(val, int) or isinstance(val, bool) or val < 1:
             raise ValueError(f"{name} must be an integer >= 1; got {val!r}")

@@ -98,8 +98,7 @@ def balanced_chain(depth: int) -> dict:
     >>> out["gradients"][0] == w**2 * (w**3 - sigma), out["hessian_eigenvalues"]
     (True, {3*sigma**(4/3): 1, 0: 2})
     """
-    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 2:
-        raise ValueError(f"depth must be an integer >= 2; got {depth!r}")
+    _check_depth(depth)
     a = sp.symbols(f"a1:{depth + 1}", positive=True)
     loss = (sp.Mul(*a) - sigma) ** 2 / 2
     grads = [sp.factor(sp.diff(loss, ai).subs({aj: w for aj in a})) for ai in a]

@@ -49,11 +49,13 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
 
 from numerics.rare_gates.model import _risk
+from numerics.rare_gates.sim_kernels import NOISE_NONE, SGDParams
 from numerics.rare_gates.sim_rng import _disk_point, _xoshiro
 from numerics.validation import integer, positive, real
 
@@ -78,6 +80,28 @@ def _inv_factorials(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 _IF_HI, _IF_LO = _inv_factorials(2 * _NTERMS + 2)
+
+
+class DDOutputs(NamedTuple):
+    """The dd kernels' per-stream outputs, one argument (as ``sim_kernels.Outputs``, with the state as hi + lo)."""
+
+    hi: np.ndarray  # (S, 6) final state, hi parts
+    lo: np.ndarray  # (S, 6) final state, lo parts
+    state: np.ndarray  # (S, 4) uint64 final input generator states
+    rec: np.ndarray  # (S,) int64 update count at recovery, -1 never
+    first: np.ndarray  # (S,) int64 1-based update of the first disagreement, -1 never
+    disagreements: np.ndarray  # (S,) int64 disagreements sampled
+    updates: np.ndarray  # (S,) int64 updates performed
+    trace: np.ndarray  # (S, checks, 2) (risk, angle) hi parts per check; checks = 0 for none
+
+
+def dd_outputs(streams: int, checks: int = 0) -> DDOutputs:
+    """Fresh :class:`DDOutputs` for ``streams`` streams, tracing the first ``checks`` checks (NaN / -2 / 0 filled,
+    values no kernel writes, as :func:`numerics.rare_gates.sim_kernels.outputs`)."""
+    rec, first, count, updates = np.full((4, streams), -2, dtype=np.int64)
+    hi, lo = np.full((2, streams, 6), np.nan)
+    trace = np.full((streams, checks, 2), np.nan)
+    return DDOutputs(hi, lo, np.zeros((streams, 4), dtype=np.uint64), rec, first, count, updates, trace)
 
 
 # --- error-free transformations and dd arithmetic ---------------------------------------------------
@@ -331,35 +355,15 @@ def _round_bits(h, l, bits):
 
 
 @njit(cache=True)
-def _dd_one(
-    s,
-    theta_hi,
-    theta_lo,
-    states,
-    target,
-    b,
-    eta,
-    lam,
-    n_updates,
-    check_every,
-    threshold,
-    stop,
-    exact_checks,
-    out_hi,
-    out_lo,
-    out_state,
-    out_rec,
-    out_first,
-    out_count,
-    out_updates,
-    trace,
-    bits,
-):
+def _dd_one(s, theta_hi, theta_lo, states, par, exact_checks, out, bits):
     """Stream s of :func:`_dd_streams` (the recursion of ``sim_kernels._sgd_simple``, in dd).
 
+    ``par`` and ``exact_checks`` as in :func:`_dd_streams`, ``out`` the :class:`DDOutputs` it fills.
     ``bits`` > 0: the state is rounded to that many significant bits after every update
     (:func:`_round_bits`; 64 emulates the storage of an 80-bit run, 53 that of a float64 run).
     """
+    target, b, eta, lam = par.target, par.b, par.eta, par.lam
+    n_updates, check_every, threshold, stop = par.n_updates, par.check_every, par.threshold, par.stop
     th = theta_hi[s].copy()
     tl = theta_lo[s].copy()
     u0, u1, u2, u3 = states[s, 0], states[s, 1], states[s, 2], states[s, 3]
@@ -373,7 +377,7 @@ def _dd_one(
     n = 0
     while True:
         if check_every > 0 and n % check_every == 0:
-            if _dd_check(th, tl, n // check_every, s, threshold, trace, exact_checks):
+            if _dd_check(th, tl, n // check_every, s, threshold, out.trace, exact_checks):
                 if rec < 0:
                     rec = n
                 if stop:
@@ -463,13 +467,13 @@ def _dd_one(
             if first < 0:
                 first = n
     for i in range(6):
-        out_hi[s, i] = th[i]
-        out_lo[s, i] = tl[i]
-    out_state[s, 0], out_state[s, 1], out_state[s, 2], out_state[s, 3] = u0, u1, u2, u3
-    out_rec[s] = rec
-    out_first[s] = first
-    out_count[s] = count
-    out_updates[s] = n
+        out.hi[s, i] = th[i]
+        out.lo[s, i] = tl[i]
+    out.state[s, 0], out.state[s, 1], out.state[s, 2], out.state[s, 3] = u0, u1, u2, u3
+    out.rec[s] = rec
+    out.first[s] = first
+    out.disagreements[s] = count
+    out.updates[s] = n
 
 
 @njit(cache=True)
@@ -484,64 +488,21 @@ def _dd_step(th, tl, i, gh, gl, ah, al, ibh, ibl, eta, lam):
 
 
 @njit(cache=True, parallel=True)
-def _dd_streams(
-    theta_hi,
-    theta_lo,
-    states,
-    target,
-    b,
-    eta,
-    lam,
-    n_updates,
-    check_every,
-    threshold,
-    stop,
-    exact_checks,
-    out_hi,
-    out_lo,
-    out_state,
-    out_rec,
-    out_first,
-    out_count,
-    out_updates,
-    trace,
-):
+def _dd_streams(theta_hi, theta_lo, states, par, exact_checks, out):
     """Online SGD in double-double for every stream (rows of ``theta_hi + theta_lo``).
 
-    Arguments as ``sim_kernels._sgd_simple`` without noise (``target``, ``b``, ``eta``,
-    ``lam``, ``n_updates``, ``check_every`` (<= 0: no checks), ``threshold``, ``stop``),
-    plus ``exact_checks`` (always decide by the dd risk, never by the float64 pre-check).
-    Outputs: final dd state ``out_hi + out_lo``, input generator states, recovery update,
-    first-disagreement update (1-based), disagreements, updates, and
+    ``par``: the float64 kernels' :class:`~numerics.rare_gates.sim_kernels.SGDParams` (``target``,
+    ``b``, ``eta``, ``lam``, ``n_updates``, ``check_every`` (<= 0: no checks), ``threshold``,
+    ``stop``; its noise fields are ignored: the dd replay has no noise), plus ``exact_checks``
+    (always decide by the dd risk, never by the float64 pre-check). ``out``: a :class:`DDOutputs`
+    (:func:`dd_outputs`), filled per stream: final dd state ``hi + lo``, input generator states,
+    recovery update, first-disagreement update (1-based), disagreements, updates, and
     ``trace[s, m] = (risk, angle)`` (hi parts) at check m < ``trace.shape[1]``.
     Streams are independent: results do not depend on the thread count. (The rounded
     replay of :func:`replay_rounded` calls :func:`_dd_one` stream by stream.)
     """
     for s in prange(theta_hi.shape[0]):
-        _dd_one(
-            s,
-            theta_hi,
-            theta_lo,
-            states,
-            target,
-            b,
-            eta,
-            lam,
-            n_updates,
-            check_every,
-            threshold,
-            stop,
-            exact_checks,
-            out_hi,
-            out_lo,
-            out_state,
-            out_rec,
-            out_first,
-            out_count,
-            out_updates,
-            trace,
-            np.int64(0),
-        )
+        _dd_one(s, theta_hi, theta_lo, states, par, exact_checks, out, np.int64(0))
 
 
 @njit(cache=True)
@@ -636,42 +597,17 @@ def replay_rounded(
         raise ValueError(f"theta0 must be finite rows of 6 parameters; got shape {th.shape}")
     if st.shape != (th.shape[0], 4):
         raise ValueError(f"states must have shape ({th.shape[0]}, 4); got {st.shape}")
-    S = th.shape[0]
-    hi, lo = np.empty((S, 6)), np.empty((S, 6))
-    ost = np.empty((S, 4), dtype=np.uint64)
-    rec, first, count, upd = (np.empty(S, dtype=np.int64) for _ in range(4))
     threshold = positive(threshold, "threshold")
-    zeros, trace = np.zeros_like(th), np.empty((S, 0, 2))
-    for s in range(S):  # one stream at a time: the same compiled _dd_one as the parallel driver's
-        _dd_one(
-            s,
-            th,
-            zeros,
-            st,
-            True,
-            b,
-            eta,
-            lam,
-            n_updates,
-            check_every,
-            threshold,
-            True,
-            False,
-            hi,
-            lo,
-            ost,
-            rec,
-            first,
-            count,
-            upd,
-            trace,
-            np.int64(bits),
-        )
+    out = dd_outputs(th.shape[0])
+    par = SGDParams(True, b, eta, lam, n_updates, check_every, threshold, True, 0.0, NOISE_NONE)
+    zeros = np.zeros_like(th)
+    for s in range(th.shape[0]):  # one stream at a time: the same compiled _dd_one as the parallel driver's
+        _dd_one(s, th, zeros, st, par, False, out, np.int64(bits))
     return {
-        "hi": hi,
-        "lo": lo,
-        "angle": angles_dd(hi, lo)[:, 0],
-        "recovery": rec,
-        "first": first,
-        "disagreements": count,
+        "hi": out.hi,
+        "lo": out.lo,
+        "angle": angles_dd(out.hi, out.lo)[:, 0],
+        "recovery": out.rec,
+        "first": out.first,
+        "disagreements": out.disagreements,
     }

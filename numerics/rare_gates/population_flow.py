@@ -38,7 +38,7 @@ from numba import njit
 from scipy.integrate._ivp import dop853_coefficients as _dop
 
 from numerics.rare_gates import model
-from numerics.validation import integer, positive, real
+from numerics.validation import choice, integer, positive, real, reals
 
 _A = np.ascontiguousarray(_dop.A[: _dop.N_STAGES, : _dop.N_STAGES], dtype=np.float64)
 _B = np.ascontiguousarray(_dop.B, dtype=np.float64)
@@ -47,7 +47,6 @@ _E3 = np.ascontiguousarray(_dop.E3, dtype=np.float64)
 _E5 = np.ascontiguousarray(_dop.E5, dtype=np.float64)
 _NS = int(_dop.N_STAGES)  # 12 stages; K has a 13th row, the derivative at the new point
 
-TASKS = ("source", "target")
 Q_TARGET = model.Q  # q = 2/pi
 TWO_PI = 2.0 * math.pi
 
@@ -257,17 +256,11 @@ def trajectory_observables(states: npt.ArrayLike, task: str, lam: float) -> dict
         raise ValueError("states: hidden vectors w1 and w2 must be nonzero")
     if np.any(st[:, 0] == 0) or np.any(st[:, 1] == 0):
         raise ValueError("states: output weights a1, a2 must be nonzero")
-    target = _check_task(task)
+    target = model.is_target(task)
     lam = model._check_lam(lam)
     out = np.empty((st.shape[0], len(OBS_COLUMNS)))
     _obs_batch(st, target, lam, out)
     return {name: out[:, i].copy() for i, name in enumerate(OBS_COLUMNS)}
-
-
-def _check_task(task: str) -> bool:
-    if task not in TASKS:
-        raise ValueError(f"task must be one of {TASKS}; got {task!r}")
-    return task == "target"
 
 
 def _check_times(times: npt.ArrayLike) -> np.ndarray:
@@ -278,12 +271,10 @@ def _check_times(times: npt.ArrayLike) -> np.ndarray:
 
 
 def _check_state(theta: npt.ArrayLike, name: str = "theta0") -> np.ndarray:
-    th = np.asarray(theta, dtype=float)
-    if th.shape != (6,) or not np.all(np.isfinite(th)):
-        raise ValueError(f"{name} must be a finite vector of shape (6,) = (a1, a2, w1x, w1y, w2x, w2y); got {theta!r}")
+    th = reals(theta, name, (6,), what=" = (a1, a2, w1x, w1y, w2x, w2y)")
     if math.hypot(th[2], th[3]) == 0.0 or math.hypot(th[4], th[5]) == 0.0:
         raise ValueError(f"{name}: hidden vectors w1 and w2 must be nonzero; got {theta!r}")
-    return np.ascontiguousarray(th)
+    return th
 
 
 def flow(
@@ -309,22 +300,15 @@ def flow(
     log beta)`` (see :func:`to_logpolar`; unit 1 above e1, unit 2 below it) and the field is the
     closed-form polar one of :func:`_logpolar_field`, for units whose products leave the float64 range.
     """
-    if coords not in ("cartesian", "logpolar"):
-        raise ValueError(f"coords must be 'cartesian' or 'logpolar'; got {coords!r}")
-    kind = 0 if coords == "cartesian" else 1
+    kind = 0 if choice(coords, "coords", ("cartesian", "logpolar")) == "cartesian" else 1
     if kind == 0:
         th = _check_state(theta0)
     else:
-        th = np.asarray(theta0, dtype=float)
-        if th.shape != (6,) or not np.all(np.isfinite(th)):
-            raise ValueError(f"theta0 must be a finite vector of shape (6,) of log-polar coordinates; got {theta0!r}")
-        th = np.ascontiguousarray(th)
-    target = _check_task(task)
+        th = reals(theta0, "theta0", (6,), what=" of log-polar coordinates")
+    target = model.is_target(task)
     lam = model._check_lam(lam)
     ts = _check_times(times)
-    rtol = positive(rtol, "rtol")
-    if not 1e-15 <= rtol <= 1e-3:
-        raise ValueError(f"rtol must lie in [1e-15, 1e-3]; got {rtol!r}")
+    rtol = real(rtol, "rtol", 1e-15, 1e-3)
     atol = positive(atol, "atol")
     h_init = positive(h_init, "h_init")
     max_steps = integer(max_steps, "max_steps", 1)

@@ -39,6 +39,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numba
 import numpy as np
@@ -50,7 +51,7 @@ from numerics.rare_gates import sim_kernels as K
 from numerics.rare_gates import sim_rng as R
 from numerics.rare_gates.initialization import wilson_interval
 from numerics.rare_gates.sim_rng import PHASE_NOISE, PHASE_SOURCE, PHASE_TARGET
-from numerics.validation import integer
+from numerics.validation import choice, integer, real
 
 THRESHOLD = 0.4  # the recovery level of the target risk (Section 3: R_good < 0.4 < R_col)
 AMPLITUDE = 0.9  # B_s of the constructed checkpoints (the lam = 0.05 source optimum, Appendix 19)
@@ -67,26 +68,15 @@ def _int(value, name: str, lo: int, what: str) -> int:
 
 
 def _real(value, name: str, *, positive: bool = False, what: str = "") -> float:
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    if ok:
-        value = float(value)
-        ok = math.isfinite(value) and (value > 0.0 if positive else value >= 0.0)
-    if not ok:
-        raise ValueError(f"{name}{what} must be a finite number {'> 0' if positive else '>= 0'}; got {value!r}")
-    return value
+    return real(value, f"{name}{what}", 0.0, lo_open=positive)
 
 
 def _seed(seed) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2**64:
-        raise ValueError(f"seed must be a non-negative integer below 2**64; got {seed!r}")
-    return int(seed)
+    return integer(seed, "seed", 0, 2**64 - 1)
 
 
 def _delta0(delta0) -> float:
-    ok = isinstance(delta0, (int, float, np.integer, np.floating)) and not isinstance(delta0, bool)
-    if not ok or not (0.0 < float(delta0) < math.pi):
-        raise ValueError(f"delta0 (checkpoint angle) must lie in (0, pi); got {delta0!r}")
-    return float(delta0)
+    return real(delta0, "delta0 (checkpoint angle)", 0.0, math.pi, lo_open=True, hi_open=True, hi_text="pi")
 
 
 def _theta0(theta0, delta0, streams: int) -> np.ndarray:
@@ -124,14 +114,12 @@ def _stream_config(b, streams, first_stream, seed) -> dict:
 
 def _run_config(eta, lam, horizon, check_every, threshold, source_time, stop_at_recovery) -> dict:
     """Validated parameters shared by SGD and GD runs."""
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
-        raise ValueError(f"threshold must be a finite number; got {threshold!r}")
     return {
         "eta": _real(eta, "eta", positive=True, what=" (step size)"),
         "lam": _real(lam, "lam", what=" (weight decay)"),
         "horizon": _real(horizon, "horizon", positive=True, what=" (target time)"),
         "check_every": _int(check_every, "check_every", 1, " (updates between risk checks)"),
-        "threshold": float(threshold),
+        "threshold": real(threshold, "threshold"),
         "source_time": _real(source_time, "source_time", what=" (T)"),
         "stop_at_recovery": bool(stop_at_recovery),
     }
@@ -224,7 +212,8 @@ def balanced_checkpoint(delta0: float, amplitude: float = AMPLITUDE) -> np.ndarr
     return np.array([r, r, r * c, r * s, r * c, -r * s])
 
 
-def _result(cfg, ids, eta, rec, first, count, theta, updates, t0, checkpoint=None, trace=None) -> SimResult:
+def _result(cfg, ids, eta, rec, first, count, theta, updates, t0, checkpoint=None, trace=None, theta_lo=None):
+    """The :class:`SimResult` of a run's kernel outputs (``theta_lo``: the lo part of a double-double state)."""
     rec_t = np.where(rec >= 0, rec * eta, np.nan)
     first_t = np.where(first >= 0, first * eta, np.nan)
     cfg = dict(cfg, git_revision=_git_revision())
@@ -236,12 +225,13 @@ def _result(cfg, ids, eta, rec, first, count, theta, updates, t0, checkpoint=Non
         recovered=rec >= 0,
         first_disagreement_time=first_t,
         disagreements=count,
-        final_angle=angles(theta),
+        final_angle=angles(theta) if theta_lo is None else DD.angles_dd(theta, theta_lo)[:, 0],
         final_theta=theta,
         updates=updates,
         checkpoint=checkpoint,
         trace=trace,
         elapsed_s=time.perf_counter() - t0,
+        final_theta_lo=theta_lo,
     )
 
 
@@ -268,6 +258,7 @@ def simulate_sgd(
     trace: bool = False,
     threads: int | None = None,
     progress: Progress | None = None,
+    arithmetic: str = "float64",
 ) -> SimResult:
     """Online SGD on ``streams`` streams (ids ``first_stream ...``) through target time ``horizon``.
 
@@ -280,16 +271,21 @@ def simulate_sgd(
     ``noise`` 'independent' or 'shared' between the units; ``trace`` records (risk, angle)
     at every check. ``threads`` (default all) and ``progress(done, total)`` (called with the
     updates done over both phases, the run then proceeding in horizon segments) change only
-    the schedule, never the numbers.
+    the schedule, never the numbers. ``arithmetic='double-double'``: the same streams in
+    double-double (:func:`simulate_extended`; fresh target runs only: no source phase, noise,
+    trace or progress).
     """
+    double = choice(arithmetic, "arithmetic", ("float64", "double-double")) == "double-double"
     cfg = dict(
-        optimizer="sgd",
+        optimizer="sgd-double-double" if double else "sgd",
         **_stream_config(b, streams, first_stream, seed),
         **_run_config(eta, lam, horizon, check_every, threshold, source_time, stop_at_recovery),
     )
     cfg["noise_s"] = _real(noise_s, "noise_s", what=" (s)")
     if noise not in NOISE_MODES:
         raise ValueError(f"noise must be 'independent' or 'shared'; got {noise!r}")
+    if double:
+        return _double_double(cfg, theta0, delta0, _threads(threads), trace, progress)
     cfg["noise"] = noise
     if delta0 is not None:
         cfg["delta0"] = _delta0(delta0)
@@ -529,38 +525,37 @@ DD_EPS = 2.0**-104  # double-double machine epsilon (unit roundoff 2**-106 ~ 1.2
 
 
 def simulate_extended(
-    theta0: npt.ArrayLike | None = None,
-    *,
-    delta0: float | None = None,
-    b: int,
-    eta: float,
-    horizon: float,
-    lam: float = 0.05,
-    streams: int = 4,
-    first_stream: int = 0,
-    seed: int = 0,
-    check_every: int = 10,
-    threshold: float = THRESHOLD,
-    block_updates: int = 256,
+    theta0: npt.ArrayLike | None = None, *, streams: int = 4, block_updates: int = 256, **run: Any
 ) -> SimResult:
     """Fresh target SGD in double-double (about 106-bit significand) from the same inputs as :func:`simulate_sgd`.
 
-    The kernel is :func:`numerics.rare_gates.dd_kernel._dd_streams`: each input is exactly
-    the float64 input of the float64 kernels (same stream, same draws, same order), taken
-    as an exact number; the state, the update, the gates, the analytic risk of the
-    recovery test and the final angle are double-double. Streams stop at recovery.
-    ``final_theta`` is the hi part of the final state and ``final_theta_lo`` its lo part
-    (the state is ``final_theta + final_theta_lo``); ``final_angle`` is the angle of the
-    dd state (hi part), resolved down to about 1e-31. ``block_updates`` is accepted for
-    compatibility and no longer used (the kernel needs no blocks).
+    ``simulate_sgd(theta0, streams=streams, arithmetic="double-double", **run)``: ``run`` takes
+    :func:`simulate_sgd`'s keywords (``delta0``, ``b``, ``eta``, ``horizon``, ``lam``, ``first_stream``,
+    ``seed``, ``check_every``, ``threshold``, ``stop_at_recovery``, ``threads``), the same checks and
+    defaults; a source phase, noise, a trace and progress are refused. The kernel is
+    :func:`numerics.rare_gates.dd_kernel._dd_streams`: each input is exactly the float64 input of the
+    float64 kernels (same stream, same draws, same order), taken as an exact number; the state, the
+    update, the gates, the analytic risk of the recovery test and the final angle are double-double.
+    ``final_theta`` is the hi part of the final state and ``final_theta_lo`` its lo part (the state is
+    ``final_theta + final_theta_lo``); ``final_angle`` is the angle of the dd state (hi part), resolved
+    down to about 1e-31. ``block_updates`` is accepted for compatibility and no longer used (the kernel
+    needs no blocks).
     """
-    cfg = dict(
-        optimizer="sgd-double-double",
-        **_stream_config(b, streams, first_stream, seed),
-        **_run_config(eta, lam, horizon, check_every, threshold, 0.0, True),
-    )
     _int(block_updates, "block_updates", 1, "")
-    cfg.update(noise_s=0.0, double_double_eps=DD_EPS)
+    return simulate_sgd(theta0, streams=streams, arithmetic="double-double", **run)
+
+
+def _double_double(cfg: dict, theta0, delta0, threads: int, trace: bool, progress: Progress | None) -> SimResult:
+    """The double-double run of :func:`simulate_sgd` (``cfg``: its validated configuration so far)."""
+    for name, unsupported in (
+        ("source_time", cfg["source_time"] > 0.0),
+        ("noise_s", cfg["noise_s"] > 0.0),
+        ("trace", bool(trace)),
+        ("progress", progress is not None),
+    ):
+        if unsupported:
+            raise ValueError(f"{name} is not supported with arithmetic='double-double' (fresh target runs only)")
+    cfg["double_double_eps"] = DD_EPS
     if delta0 is not None:
         cfg["delta0"] = _delta0(delta0)
     S, b, eta_f, k = cfg["streams"], cfg["b"], cfg["eta"], cfg["check_every"]
@@ -569,45 +564,14 @@ def simulate_extended(
     cfg["target_updates"] = n_target
     ids = np.arange(cfg["first_stream"], cfg["first_stream"] + S, dtype=np.int64)
     states = R.seed_states(cfg["seed"], ids, PHASE_TARGET, 0)
-    hi, lo = np.empty((S, 6)), np.empty((S, 6))
-    st = np.empty((S, 4), dtype=np.uint64)
-    rec, first, count, upd = (np.empty(S, dtype=np.int64) for _ in range(4))
+    out = DD.dd_outputs(S)
+    stop = cfg["stop_at_recovery"]
+    par = K.SGDParams(True, b, eta_f, cfg["lam"], n_target, k, cfg["threshold"], stop, 0.0, K.NOISE_NONE)
     t0 = time.perf_counter()
-    DD._dd_streams(
-        th,
-        np.zeros_like(th),
-        states,
-        True,
-        b,
-        eta_f,
-        cfg["lam"],
-        n_target,
-        k,
-        cfg["threshold"],
-        True,
-        False,
-        hi,
-        lo,
-        st,
-        rec,
-        first,
-        count,
-        upd,
-        np.empty((S, 0, 2)),
-    )
-    elapsed = time.perf_counter() - t0
-    cfg["git_revision"] = _git_revision()
-    return SimResult(
-        config=cfg,
-        seed=cfg["seed"],
-        stream_ids=ids,
-        recovery_time=np.where(rec >= 0, rec * eta_f, np.nan),
-        recovered=rec >= 0,
-        first_disagreement_time=np.where(first >= 0, first * eta_f, np.nan),
-        disagreements=count,
-        final_angle=DD.angles_dd(hi, lo)[:, 0],
-        final_theta=hi,
-        updates=upd,
-        elapsed_s=elapsed,
-        final_theta_lo=lo,
-    )
+    old = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        DD._dd_streams(th, np.zeros_like(th), states, par, False, out)
+    finally:
+        numba.set_num_threads(old)
+    return _result(cfg, ids, eta_f, out.rec, out.first, out.disagreements, out.hi, out.updates, t0, theta_lo=out.lo)

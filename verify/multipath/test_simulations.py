@@ -44,6 +44,7 @@ from numerics.multipath.experiments import (
     HETERO_SCALES as HETERO_SCALES_,
 )
 from verify.audit import claim, discrepancy, paper_claim, uses
+from verify.multipath.support import leaf_point
 
 INIT_READING = (
     "initial scales are not given: we use alpha_1 in {1e-4, 1e-6} (full profile adds 1e-8) with alpha_2 = 0.9 alpha_1 "
@@ -115,16 +116,6 @@ def _sorted_end(m: dict) -> np.ndarray:
     return -np.sort(-m["sigma_end"], axis=1)
 
 
-def _gf_leaf_point(alphas, L):
-    """The zero-loss point of the GF leaf through the initialisation (11) (Proposition E.3/E.4)."""
-    with mpmath.workdps(40):
-        q = [mpmath.mpf(a) ** (mpmath.mpf(2 - L) / L) for a in alphas]
-        mq = mpmath.fsum(q) / len(q)
-        z = [v - mq for v in q]
-    m, lam = ns.leaf_sharpness(z, L, 1, 30)
-    return [float((m + v) ** (-mpmath.mpf(L) / (L - 2))) for v in z], float(lam)
-
-
 # ------------------------------------------------------------------ Figures 1-2, Section 5.1
 @claim("MP-sim.fig1.small", reading=INIT_READING)
 @uses("multipath.fig1")
@@ -132,7 +123,7 @@ def test_small_step_winner_takes_all(audit, results):
     fig1_runs, scales = _fig1(results)
     rows, errs = {}, []
     for sc in scales:
-        gf_sig, gf_lam = _gf_leaf_point([sc, ASYM * sc], L20)
+        gf_sig, gf_lam = leaf_point([sc, ASYM * sc], L20)
         for g in GAMMA_SMALL:
             run = fig1_runs[(sc, g)]
             s = run.final_sigma[:, 0]

@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import re
 
-import mpmath
 import numpy as np
 import pytest
 import sympy as sp
@@ -34,7 +33,7 @@ from numerics.multipath import statements as nst
 from numerics.multipath import wcr as nw
 from verify import paper_text as ptext
 from verify.audit import claim, discrepancy, paper_claim
-from verify.coverage import paper_files, papers_dir
+from verify.multipath.support import leaf_point, paper_text
 
 EPS = np.finfo(float).eps
 R = sp.Rational
@@ -284,16 +283,6 @@ GF_DEPTHS = (3, 5, 20)
 GF_ALPHAS = (1e-2, 0.9e-2)
 
 
-def _leaf_point(alphas, L):
-    """The zero-loss point of the GF leaf through the initialisation (11) (Propositions E.3-E.4), float."""
-    with mpmath.workdps(40):
-        q = [mpmath.mpf(a) ** (mpmath.mpf(2 - L) / L) for a in alphas]
-        mq = mpmath.fsum(q) / len(q)
-        z = [v - mq for v in q]
-    m, _ = ns.leaf_sharpness(z, L, 1, 30)
-    return np.array([float((m + v) ** (-mpmath.mpf(L) / (L - 2))) for v in z])
-
-
 @claim(
     "MP-5.2.gf",
     reading=(
@@ -312,7 +301,7 @@ def test_gradient_flow_keeps_imbalance(audit):
         aT = ns.gradient_flow(a0, L, 1.0, 60.0, rtol=1e-12)
         z0, zT = a0[0] ** (2 - L) - a0[1] ** (2 - L), aT[0] ** (2 - L) - aT[1] ** (2 - L)
         cons.append(abs(zT / z0 - 1))
-        sT, pred = aT**L, _leaf_point(GF_ALPHAS, L)
+        sT, pred = aT**L, np.array(leaf_point(GF_ALPHAS, L)[0])
         rows[L] = {"sigma(T)": sT.round(6).tolist(), "leaf zero-loss point": pred.round(6).tolist()}
         # on the leaf's zero-loss point: DOP853 at rtol 1e-12, and at t = 60 the residual has decayed like e^{-lambda t}
         assert abs(sT.sum() - 1) < 1e-9 and np.abs(sT - pred).max() < 1e-8
@@ -322,7 +311,7 @@ def test_gradient_flow_keeps_imbalance(audit):
     q0 = np.array([1e-4, 0.9e-4]) ** ((2 - L) / L)
     qT = run.a_final[:, 0] ** (2.0 - L)
     gd_ratio = abs((qT[0] - qT[1]) / (q0[0] - q0[1]))
-    near = _leaf_point((1e-2, 0.9999e-2), 3)
+    near = np.array(leaf_point((1e-2, 0.9999e-2), 3)[0])
     tops = [rows[L]["sigma(T)"][0] for L in GF_DEPTHS]
     audit.ours(leaf["dq_dt"], label="d(a_h^{2-L})/dt under GF, the same for every pathway")
     audit.ours(rows, 6, label="GF to t = 60 from alpha = (1e-2, 0.9e-2), by L")
@@ -492,13 +481,6 @@ def test_drift_needs_assumptions_paper(window_runs):
 
 
 # ------------------------------------------------------------------ cross-references and notation, from the paper text
-def _paper_text() -> str:
-    files = paper_files()
-    if "multipath" not in files:
-        pytest.skip(f"paper text of multipath not found under {papers_dir()} (the shared papers are absent)")
-    return files["multipath"].read_text("utf-8")
-
-
 _CAPTION = re.compile(r"Figure\s*(\d+)\s*:")
 
 
@@ -541,7 +523,7 @@ def _fig8_ref(text: str) -> dict:
 
 @claim("MP-5.3.xref")
 def test_wider_depth_figure_ours(audit):
-    f = _fig8_ref(_paper_text())
+    f = _fig8_ref(paper_text())
     hetero_g = [n for n in f["hetero"] if n in f["in_G"]]
     cited = f["cited"][0] if f["cited"] else None
     audit.ours(f["cited"], label="figure the prose cites ('See Figure N in Appendix G for ... wider depth range')")
@@ -571,7 +553,7 @@ def test_wider_depth_figure_ours(audit):
     ),
 )
 def test_wider_depth_figure_paper():
-    f = _fig8_ref(_paper_text())
+    f = _fig8_ref(paper_text())
     hetero_g = [n for n in f["hetero"] if n in f["in_G"]]
     paper_claim(f["cited"] == hetero_g, f"cited Figure {f['cited']}, the heterogeneous-depth figure is {hetero_g}")
 
@@ -604,7 +586,7 @@ def _svs_ref(text: str) -> dict:
 
 @claim("MP-3.2.xref")
 def test_svs_invariance_reference(audit):
-    f = _svs_ref(_paper_text())
+    f = _svs_ref(paper_text())
     audit.ours(f["cited"], label="location the prose gives")
     audit.ours(f["link"], label="subsection the citation's own link points to")
     audit.ours(f["lemma_in"], label="section whose heading precedes Lemma E.1")
@@ -633,7 +615,7 @@ def _eta1_values() -> dict:
 
 @claim("MP-fig10.eta1")
 def test_eta1_two_definitions_ours(audit):
-    text = ptext.unescape(_paper_text())
+    text = ptext.unescape(paper_text())
     v = _eta1_values()
     caption = _captions(text)[10][1]
     printed = {

@@ -14,7 +14,6 @@ numbers; they skip when the shared paper texts are absent.
 """
 
 import numpy as np
-import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -23,7 +22,7 @@ from derivations.multipath import svs as dsvs
 from numerics.multipath import sharpness as ns
 from verify import paper_text as ptext
 from verify.audit import claim, discrepancy, paper_claim
-from verify.coverage import paper_files, papers_dir
+from verify.multipath.support import paper_text
 
 EPS = np.finfo(float).eps
 PROP = settings(max_examples=40, deadline=None, derandomize=True)
@@ -419,13 +418,6 @@ def test_mode_coefficient_singular_value_paper():
 
 
 # ------------------------------------------------------------------ cross-references, read from the paper text
-def _paper_text() -> str:
-    files = paper_files()
-    if "multipath" not in files:
-        pytest.skip(f"paper text of multipath not found under {papers_dir()} (the shared papers are absent)")
-    return files["multipath"].read_text("utf-8")
-
-
 def _prop_b4(text):
     cites = ptext.cited_locations(text, "Proposition", "B.4")
     return {
@@ -438,7 +430,7 @@ def _prop_b4(text):
 
 @claim("MP-3.3.xref")
 def test_prop_b4_location_ours(audit):
-    found = _prop_b4(_paper_text())
+    found = _prop_b4(paper_text())
     audit.ours(found["stated_in"], label="section whose heading precedes the statement heading of Proposition B.4")
     audit.ours(found["cited_as"], label="location the prose gives ('Proposition B.4 in Appendix X')")
     audit.ours(found["link_appendix"], label="appendix the citation's own HTML link points to")
@@ -462,7 +454,7 @@ def test_prop_b4_location_ours(audit):
     ),
 )
 def test_prop_b4_location_paper():
-    found = _prop_b4(_paper_text())
+    found = _prop_b4(paper_text())
     paper_claim(
         found["cited_as"] == [found["stated_in"]],
         f"cited in Appendix {found['cited_as']}, stated in Appendix {found['stated_in']}",
@@ -483,8 +475,8 @@ def _init_ref(text):
 
 @claim("MP-B.2.xref")
 def test_init_equation_reference_ours(audit):
-    found = _init_ref(_paper_text())
-    disp = ptext.equation_display(_paper_text(), found["init_tag"])
+    found = _init_ref(paper_text())
+    disp = ptext.equation_display(paper_text(), found["init_tag"])
     audit.ours(found["init_tag"], label="tag of the display after 'We initialize each pathway with' (Section 3.3)")
     audit.ours(found["cited"], label="equation cited after 'depth-balanced diagonal initialization' (Appendix B.2)")
     audit.evidence(
@@ -505,7 +497,7 @@ def test_init_equation_reference_ours(audit):
     reason="The depth-balanced diagonal initialisation is Eq. (11); Eq. (4) is the gradient-descent update.",
 )
 def test_init_equation_reference_paper():
-    found = _init_ref(_paper_text())
+    found = _init_ref(paper_text())
     paper_claim(
         found["cited"] == [found["init_tag"]],
         f"cited Eq. {found['cited']}, the initialisation is Eq. ({found['init_tag']})",
