@@ -25,16 +25,21 @@ from __future__ import annotations
 
 import decimal
 import numbers
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from fractions import Fraction
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import mpmath
-import sympy as sp
 from mpmath import iv
 
 from numerics.validation import integer
+
+if TYPE_CHECKING:
+    import sympy as sp
+# SymPy (about 1.5 s to import) is imported by the functions that evaluate expressions (``value``,
+# ``enclose``, exact levels), not by the printers, which Dask workers and CLI subprocesses import.
 
 # A real number held exactly (a float as its binary value); an exact level (a str is a decimal taken exactly).
 _Real: TypeAlias = "mpmath.mpf | sp.Rational | Fraction | decimal.Decimal | float"
@@ -83,6 +88,12 @@ def bounds(e: Any) -> tuple[mpmath.mpf, mpmath.mpf]:
         return +mpmath.mpf(lo_raw), +mpmath.mpf(hi_raw)
 
 
+def _is_sympy_rational(x) -> bool:
+    """``x`` is a SymPy Rational (Integer included); never one while SymPy is not imported, so none is."""
+    sp = sys.modules.get("sympy")
+    return sp is not None and isinstance(x, sp.Rational)
+
+
 # ---------------------------------------------------------------- exact directed decimal output
 def _check_count(n, name: str, minimum: int) -> int:
     return integer(n, name, minimum)
@@ -102,7 +113,7 @@ def _binary_ratio(x, name: str = "x") -> tuple[int, int] | str:
     """
     if isinstance(x, bool):
         raise ValueError(f"{name} must be a real number (mpf, int, float, Fraction, Decimal); got {x!r}")
-    if isinstance(x, sp.Rational):
+    if _is_sympy_rational(x):
         return int(x.p), int(x.q)
     if isinstance(x, numbers.Integral):
         return int(x), 1
@@ -249,6 +260,8 @@ def _level_bounds(x, bits: int, name: str = "x") -> tuple[mpmath.mpf, mpmath.mpf
         if not mpmath.isfinite(x):
             raise ValueError(f"{name} must be a finite real number; got {x!r}")
         return x, x
+    import sympy as sp
+
     if isinstance(x, Fraction):
         x = sp.Rational(x.numerator, x.denominator)
     try:
@@ -297,6 +310,8 @@ def certainly_above(e: Any, x: _Exact) -> bool:
 
 def _exact(expr) -> sp.Expr:
     """Decimal strings become exact rationals ('0.4' -> 2/5); other input is sympified."""
+    import sympy as sp
+
     if isinstance(expr, str):
         try:
             return sp.Rational(expr)
@@ -312,6 +327,8 @@ def _check_dps(dps):
 
 def value(expr: sp.Expr | str | float, dps: int = 50, subs: dict | None = None) -> mpmath.mpf:
     """``expr`` (closed, after ``subs``) as an mpf correct to ``dps`` significant digits."""
+    import sympy as sp
+
     _check_dps(dps)
     e = sp.sympify(expr).subs(subs or {})
     if e.free_symbols:
@@ -326,6 +343,8 @@ def enclose(expr: sp.Expr | str | float, dps: int = 50, subs: dict | None = None
     ``subs`` values that are exact (SymPy Rational/Integer) stay exact: they are
     substituted before evaluation and enter as intervals.
     """
+    import sympy as sp
+
     _check_dps(dps)
     e = _exact(expr).subs(subs or {})
     if e.free_symbols:
@@ -345,7 +364,7 @@ def _bracket_point(x, name: str, prec: int) -> mpmath.mpf:
         try:
             if isinstance(x, Fraction):
                 out = mpmath.mpf(x.numerator) / x.denominator
-            elif isinstance(x, sp.Rational):
+            elif _is_sympy_rational(x):
                 out = mpmath.mpf(int(x.p)) / int(x.q)
             else:
                 out = +mpmath.mpf(x)

@@ -7,6 +7,8 @@ another; the result must also survive the store's codec unchanged.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -14,7 +16,9 @@ from numerics.central_flow import experiments as E
 from numerics.sweep import resolve, run_sweep
 from numerics.sweep.codec import decode, encode, equal
 
-SMALL = {"cf_draws": 3, "cf_relu_pool": 20}
+# 11 ReLU draws tried: two pool cells (10 + 1), and four used draws among them (3, 7, 8 and 10, the last in the
+# one-draw cell), so the ReLU runs' three draws are found within the pool
+SMALL = {"cf_draws": 3, "cf_relu_pool": 11}
 
 
 def _run(name: str, overrides: dict):
@@ -38,34 +42,42 @@ def test_listing_names_every_central_flow_experiment():
 
 
 @pytest.mark.parametrize(
-    ("name", "direct"),
-    [
-        ("central_flow.scalar", lambda: [E.scalar_run(i) for i in E.used_draws(E.scalar_setting, 3)]),
-        ("central_flow.mf", lambda: [E.mf_run(i) for i in E.used_draws(E.mf_setting, 3)]),
-    ],
+    ("name", "call", "setting", "ran"),
+    [("central_flow.scalar", E.scalar_run, E.scalar_setting, 3), ("central_flow.mf", E.mf_run, E.mf_setting, 1)],
+    ids=["scalar", "mf"],
 )
-def test_draw_cells_equal_the_direct_runs(name, direct):
-    run = _run(name, SMALL)
-    assert len(run.params) == 3
+def test_draw_cells_equal_the_direct_runs(name, call, setting, ran):
+    """Every used draw is a cell, in order; the first ``ran`` cells run through the sweep layer equal the direct runs.
+
+    The matrix model runs its first cell only: its cells are built and joined by the same code
+    as the scalar model's, whose three cells all run, and one of its runs costs three scalar ones.
+    """
+    (exp,) = resolve([name])
+    draws = E.used_draws(setting, 3)
+    cells = exp.cells(E.sizes_with("quick", SMALL))
+    assert [(p["call"], p["kwargs"]) for p in cells] == [(call.__name__, {"i": i}) for i in draws]
+    run = run_sweep(dataclasses.replace(exp, cells=lambda z: exp.cells(z)[:ran]), "quick", SMALL, progress=False)
+    assert len(run.params) == ran
     result = run.result()
-    assert equal(result, direct())
+    assert equal(result, [call(i) for i in draws[:ran]])
     assert equal(decode(*encode(result)), result)  # what the store keeps is what was computed
 
 
 @pytest.fixture(scope="module")
-def pool20():
-    """The one-call scan of the first 20 ReLU draws (computed once: each scan runs 20 hybrid flows)."""
-    return E.relu_pool(0, 20)
+def pool11():
+    """The one-call scan of the first 11 ReLU draws (computed once: each scan runs 11 hybrid flows)."""
+    return E.relu_pool(0, 11)
 
 
-def test_relu_pool_cells_equal_one_scan(pool20):
+def test_relu_pool_cells_equal_one_scan(pool11):
     run = _run("central_flow.relu_pool", SMALL)
-    assert len(run.params) == 2  # 20 draws tried, 10 per cell
-    assert equal(run.result(), pool20)
+    assert len(run.params) == 2  # 11 draws tried, 10 per cell
+    assert len(pool11) >= 4 and pool11[-1][0] == 10  # the one-draw cell holds a used draw
+    assert equal(run.result(), pool11)
 
 
-def test_relu_runs_are_the_first_pool_draws(pool20):
-    pool = pool20
+def test_relu_runs_are_the_first_pool_draws(pool11):
+    pool = pool11
     runs = _run("central_flow.relu", SMALL).result()
     assert [r["draw"] for r in runs] == [p[0] for p in pool[:3]]
     assert all(r["ratio"] == p[1] for r, p in zip(runs, pool))  # the same contact state both ways

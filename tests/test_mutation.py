@@ -284,33 +284,77 @@ def toy_run(tmp_path_factory):
     return root, catalogue, work
 
 
-def _run_toy(toy_run, *options: str) -> int:
-    """``run`` on the toy repository with ``options``, 20 s at most a mutant."""
+# A toy pytest run takes about a second, more on a loaded machine: the mutants that finish get a
+# timeout far above that (an overrun would be misread as a hang), the hung one a short one, so that
+# the hang costs ~2 s of a spinning process instead of the whole allowance.
+FINISHING, HANG = "120", "2"
+
+
+def _run_toy(toy_run, *options: str, timeout: str = FINISHING) -> int:
+    """``run`` on the toy repository with ``options``; ``timeout`` s at most a mutant's run, 120 s a baseline's.
+
+    The toy's pytest runs load no third-party plugin (the toy needs none; loading hypothesis and the
+    others would cost about 1.3 CPU-s in each of its ten runs).
+    """
     root, catalogue, work = toy_run
     paths = ["--catalogue", str(catalogue), "--root", str(root), "--work-dir", str(work)]
-    return main(["run", *options, "--timeout", "20", *paths])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        return main(["run", *options, "--timeout", timeout, "--baseline-timeout", FINISHING, *paths])
+
+
+def _json_lines(capsys) -> tuple[dict, dict]:
+    """The per-mutant records by id and the final summary of a ``--format json`` run."""
+    lines = capsys.readouterr().out.strip().splitlines()
+    return {d["mutant"]["id"]: d["mutant"] for d in map(json.loads, lines[:-1])}, json.loads(lines[-1])
 
 
 def test_runner_kills_a_bug_and_reports_an_equivalent_mutant(toy_run, capsys):
     root, _catalogue, work = toy_run
-    rc = _run_toy(toy_run, "--format", "json", "--jobs", "2")
-    lines = capsys.readouterr().out.strip().splitlines()
+    rc = _run_toy(toy_run, "--format", "json", "--jobs", "2", "--only", "toy-kill", "toy-equivalent")
+    details, final = _json_lines(capsys)
     assert rc == 0
-    final = json.loads(lines[-1])
-    assert final == {"mutants": 3, "killed_by_audit": 2, "killed_by_tests": 1, "survivors": ["toy-equivalent"]}
-    details = {d["mutant"]["id"]: d["mutant"] for d in map(json.loads, lines[:-1])}
-    assert set(details) == {"toy-kill", "toy-equivalent", "toy-hang"}
+    assert final == {"mutants": 2, "killed_by_audit": 1, "killed_by_tests": 1, "survivors": ["toy-equivalent"]}
+    assert set(details) == {"toy-kill", "toy-equivalent"}
     kill = details["toy-kill"]
-    assert kill["killed_by_audit"] and kill["killed_by_tests"]
+    assert kill["killed_by_audit"] and kill["killed_by_tests"] and not kill["timeout"]
     assert kill["changed_verdicts"] == {"TOY-1": ["confirmed", "check-failed"]}
     assert details["toy-equivalent"]["killed_by_tests"] is False
-    assert details["toy-hang"]["timeout"] and details["toy-hang"]["audit_reason"] == "timeout"
-    # the scratch copy is a clean copy of the tree afterwards: mutants restored, ignored files not copied
-    copy = work / "slot-0" / "repo"
-    assert (copy / "toy" / "calc.py").read_text() == (root / "toy" / "calc.py").read_text()
-    assert not (copy / "notes.txt").exists()
-    # baselines were cached on disk under the tree's digest
-    assert len(list((work / "baselines").glob("*.json"))) == 3
+    # the scratch copies are clean copies of the tree afterwards: mutants restored, ignored files not copied
+    for copy in (work / "slot-0" / "repo", work / "slot-1" / "repo"):
+        assert (copy / "toy" / "calc.py").read_text() == (root / "toy" / "calc.py").read_text()
+        assert not (copy / "notes.txt").exists()
+    # baselines were cached on disk under the tree's digest: the audit's check set and the tests
+    assert {p.name.split("-")[0] for p in (work / "baselines").glob("*.json")} == {"audit", "tests"}
+
+
+def test_runner_counts_a_hung_mutant_as_caught(toy_run, capsys):
+    """A mutant's run past ``--timeout`` is killed and counted as caught; the baseline has its own allowance."""
+    root, _catalogue, work = toy_run
+    rc = _run_toy(toy_run, "--format", "json", "--only", "toy-hang", timeout=HANG)
+    details, final = _json_lines(capsys)
+    assert rc == 0
+    assert final == {"mutants": 1, "killed_by_audit": 1, "killed_by_tests": 0, "survivors": []}
+    hang = details["toy-hang"]
+    assert hang["timeout"] and hang["audit_reason"] == "timeout" and hang["killed_by_tests"] is None
+    # killed at the mutant's 2 s, not at the baseline's 120 s
+    assert float(HANG) <= hang["audit_seconds"] < float(FINISHING)
+    assert (work / "slot-0" / "repo" / "toy" / "calc.py").read_text() == (root / "toy" / "calc.py").read_text()
+
+
+@pytest.mark.parametrize("flag", ["--timeout", "--baseline-timeout"])
+def test_run_refuses_a_non_positive_timeout(toy_run, capsys, flag):
+    root, catalogue, work = toy_run
+    assert main(["run", flag, "0", "--catalogue", str(catalogue), "--root", str(root), "--work-dir", str(work)]) == 2
+    assert f"error: {flag} must be a positive number of seconds; got 0.0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["timeout", "baseline_timeout"])
+def test_runner_names_a_non_positive_timeout(tmp_path, name):
+    from verify.mutation.runner import Runner
+
+    with pytest.raises(ValueError, match=rf"^{name} must be a positive number of seconds; got -1$"):
+        Runner(tmp_path, work=tmp_path / "work", **{name: -1})
 
 
 def test_runner_strict_exit_status(toy_run, capsys):

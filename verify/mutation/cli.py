@@ -2,7 +2,8 @@
 
     python -m verify.mutation list [--format text|json] [--only ID ...]
     python -m verify.mutation check [--format text|json] [--only ID ...]
-    python -m verify.mutation run [--format text|json] [--only ID ...] [--jobs N] [--timeout S] [--work-dir DIR]
+    python -m verify.mutation run [--format text|json] [--only ID ...] [--jobs N] [--timeout S]
+                                  [--baseline-timeout S] [--work-dir DIR]
 
 ``list`` prints the catalogue; ``check`` verifies that every mutant still applies to the
 current tree (its ``old`` snippet occurs as specified, its file, checks and tests exist) and
@@ -53,6 +54,12 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         default=None,
         help="seconds per pytest run before a mutant counts as hung (default 600)",
+    )
+    run.add_argument(
+        "--baseline-timeout",
+        type=float,
+        default=None,
+        help="seconds per pytest run of the unmutated tree before the run is abandoned (default: --timeout)",
     )
     run.add_argument(
         "--work-dir",
@@ -125,8 +132,16 @@ def _main(argv=None) -> int:
     if args.jobs < 1:
         print("error: --jobs must be >= 1", file=sys.stderr)
         return 2
+    for flag, t in (("--timeout", args.timeout), ("--baseline-timeout", args.baseline_timeout)):
+        if t is not None and not t > 0:
+            print(f"error: {flag} must be a positive number of seconds; got {t!r}", file=sys.stderr)
+            return 2
     runner = Runner(
-        root, jobs=args.jobs, work=args.work_dir, timeout=args.timeout if args.timeout is not None else DEFAULT_TIMEOUT
+        root,
+        jobs=args.jobs,
+        work=args.work_dir,
+        timeout=args.timeout if args.timeout is not None else DEFAULT_TIMEOUT,
+        baseline_timeout=args.baseline_timeout,
     )
 
     def show(o):

@@ -399,7 +399,12 @@ class Outcome:
 
 
 class Runner:
-    """Runs mutants in ``jobs`` parallel slots against baselines of the unmutated tree at ``source``."""
+    """Runs mutants in ``jobs`` parallel slots against baselines of the unmutated tree at ``source``.
+
+    ``timeout`` bounds each pytest run of a mutant (past it the mutant counts as hung, hence
+    caught); ``baseline_timeout`` (default: ``timeout``) bounds each run of the unmutated tree,
+    whose overrun abandons the whole run (:class:`RunError`). Both must be positive.
+    """
 
     def __init__(
         self,
@@ -408,12 +413,18 @@ class Runner:
         jobs: int = 1,
         work: Path | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        baseline_timeout: float | None = None,
         log: Callable[[str], None] | None = None,
     ):
         if jobs < 1:
             raise ValueError(f"jobs must be >= 1; got {jobs}")
+        for name, t in (("timeout", timeout), ("baseline_timeout", baseline_timeout)):
+            if t is not None and not t > 0:
+                raise ValueError(f"{name} must be a positive number of seconds; got {t!r}")
         self.source = Path(source).resolve()
         self.jobs, self.timeout = jobs, timeout
+        # the unmutated runs may get longer than a mutant's (a short mutant timeout catches a hang sooner)
+        self.baseline_timeout = timeout if baseline_timeout is None else baseline_timeout
         self.work = Path(work) if work is not None else default_work_dir()
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         self.files = repo_files(self.source)
@@ -459,13 +470,15 @@ class Runner:
         try:
             slot.refresh()
             if kind == "audit":
-                run = slot.audit(nodes, store=self.shared_store, dirty=False, timeout=self.timeout, maxfail=False)
+                run = slot.audit(
+                    nodes, store=self.shared_store, dirty=False, timeout=self.baseline_timeout, maxfail=False
+                )
             else:
-                run = slot.tests(nodes, dirty=False, timeout=self.timeout, maxfail=False)
+                run = slot.tests(nodes, dirty=False, timeout=self.baseline_timeout, maxfail=False)
         finally:
             self._slots.put(slot)
         if run.timed_out:
-            raise RunError(f"baseline of {kind} {' '.join(nodes)} timed out after {self.timeout} s")
+            raise RunError(f"baseline of {kind} {' '.join(nodes)} timed out after {self.baseline_timeout} s")
         if run.rc not in (0, 1) or (kind == "audit" and not run.verdicts):
             raise RunError(f"baseline of {kind} {' '.join(nodes)} did not run (exit {run.rc}):\n{run.tail}")
         if run.rc != 0:
