@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from numerics.central_flow import averaged as AV
 from numerics.central_flow import eos as EOS
 from numerics.central_flow import flows as F
 from numerics.central_flow import laws as CL
@@ -174,6 +175,7 @@ class Sizes:
         2  # draws per cell of the scalar model in the paper's regime eta y < 1 (central_flow.scalar_regime)
     )
     hood_draws: int = 2  # draws per cell of the neighbourhood of the EoS settings (central_flow.eos_neighbourhood)
+    acf_horizon: float = 1.0  # time the averaged central flow continues a ReLU hybrid CF past its stop (T: to the end)
 
 
 PROFILES = {
@@ -187,6 +189,7 @@ PROFILES = {
         eos_sep_draws=12,
         regime_draws=6,
         hood_draws=6,
+        acf_horizon=60.0,
     ),  # fmt: skip
 }
 
@@ -514,13 +517,17 @@ def _preacts(model: Model, theta: np.ndarray) -> np.ndarray:
     return model.preacts(theta)
 
 
-def relu_run(i: int, perturb: float = 0.0) -> dict[str, Any]:
+def relu_run(i: int, perturb: float = 0.0, acf_horizon: float = 0.0) -> dict[str, Any]:
     """Figures 3-4: hybrid CF, GF and GD of ReLU draw ``i`` to T = 60, the laws h_j per neuron along each.
 
     Returns the drifts at the first contact (:func:`_relu_point`), the first fixed-gate failure,
     the hybrid flow's Filippov sliding intervals ``cf_slides`` ((t0, t1, i, j) per slide of pair
     (i, j); Figure 4 shades them), and the changes of each h_j (GF's against sum_j |u_j|^2 + |v_j|^2,
-    the midpoint's against each neuron's own scale).
+    the midpoint's against each neuron's own scale). Where the hybrid CF stops (no consistent
+    piecewise continuation), the averaged central flow (:mod:`numerics.central_flow.averaged`)
+    continues it from the stop for ``acf_horizon`` time units (at most to T): ``acf`` holds its
+    start (``t0``, ``theta0``), samples ``t`` (0.1 apart), ``s``, ``lam`` (lambda^ eta/2), ``h`` and
+    the fixed-point diagnostics (None when the run does not stop or ``acf_horizon`` is 0).
     """
     T = SETTINGS["relu"]["T"]
     got = relu_contact(i, T, perturb)
@@ -539,6 +546,7 @@ def relu_run(i: int, perturb: float = 0.0) -> dict[str, Any]:
         "draw": i,
         "eta": eta,
         "contact": tc,
+        "acf": _relu_continue(model, eta, cf, T, acf_horizon),
         **_relu_point(model, thc, eta),
         "fail_t": _first_failure(model, cf, eta),
         "cf_stop": cf.stop,
@@ -559,9 +567,32 @@ def relu_run(i: int, perturb: float = 0.0) -> dict[str, Any]:
     }
 
 
-def relu_runs(count: int, tries: int, perturb: float = 0.0) -> list[dict[str, Any]]:
+def _relu_continue(model: Model, eta: float, cf: F.Trajectory, T: float, horizon: float) -> dict[str, Any] | None:
+    """The averaged central flow from the hybrid CF's stop for ``horizon`` (at most to T); None if it does not stop."""
+    if cf.stop_at is None or horizon <= 0:
+        return None
+    t0, theta0 = cf.stop_at
+    end = min(T, t0 + horizon)
+    grid = _grid(T, 0.1)
+    grid = np.append(grid[(grid > t0) & (grid < end)], end)
+    out = AV.averaged_central_flow(model, theta0, eta, t0, end, grid)
+    return {
+        "t0": t0,
+        "theta0": theta0,
+        "end": end,
+        "t": out["t"],
+        "s": out["s"],
+        "lam": out["lam"] * eta / 2,
+        "h": CL.law(out["theta"], model),
+        "max_residual": out["max_residual"],
+        "restarts": out["restarts"],
+        "nfev": out["nfev"],
+    }
+
+
+def relu_runs(count: int, tries: int, perturb: float = 0.0, acf_horizon: float = 0.0) -> list[dict[str, Any]]:
     """:func:`relu_run` of the first ``count`` used ReLU draws among the first ``tries`` (:func:`relu_used`)."""
-    return [relu_run(i, perturb) for i in relu_used(count, tries, perturb)]
+    return [relu_run(i, perturb, acf_horizon) for i in relu_used(count, tries, perturb)]
 
 
 # --- edge-of-stability settings (beside the settings above, which other checks use) -------------------------

@@ -172,7 +172,8 @@ def figure3(runs: Sequence[Mapping[str, Any]], pool_ratios: Collection[float] = 
 def figure4(runs: Sequence[Mapping[str, Any]]) -> plt.Figure:
     """Figure 4 (ReLU beyond fixed gates): h_j(t) for GF, GD midpoint, hybrid CF; dotted: our first gate failure;
     shaded grey: the paper's 'fewer than 10 optimisation steps' after the first edge contact; shaded orange: where
-    the hybrid CF slides along an activation boundary (our Filippov continuation; ``cf_slides``, if given)."""
+    the hybrid CF slides along an activation boundary (our Filippov continuation; ``cf_slides``, if given); dash-dot:
+    the averaged central flow continuing a hybrid CF past its stop (``acf``, if given)."""
     r_ = runs[0]["h_gf"].shape[1]
     fig, ax = plt.subplots(len(runs), r_, figsize=(4 * r_, 2.6 * len(runs)), squeeze=False)
     for s, r in enumerate(runs):
@@ -181,6 +182,9 @@ def figure4(runs: Sequence[Mapping[str, Any]]) -> plt.Figure:
             a.plot(r["gf_t"], r["h_gf"][:, j], color=FLOWS["gf"][0], lw=1.2, label="GF")
             a.plot(r["mid_t"], r["h_mid"][:, j], "--", color=FLOWS["mid"][0], lw=1, label="GD midpoint")
             a.plot(r["cf_t"], r["h_cf"][:, j], color=FLOWS["cf"][0], lw=1.2, label="hybrid CF")
+            acf = r.get("acf")
+            if acf is not None:
+                a.plot(acf["t"], acf["h"][:, j], "-.", color=FLOWS["cf"][0], lw=1.2, label="averaged CF (ours)")
             if r.get("contact") is not None:  # the paper: the fixed-gate condition fails < 10 steps after contact
                 a.axvspan(r["contact"], r["contact"] + 10, color=PAPER, alpha=0.08, lw=0, label="paper: gate fails")
             for k, (t0, t1, *_pair) in enumerate(r.get("cf_slides", ())):

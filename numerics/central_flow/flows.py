@@ -132,7 +132,8 @@ class Trajectory:
     ``contact`` is the first time the sharpness reached 2/eta (None if never); ``nfev`` counts
     right-hand-side calls; ``stop`` says why the run ended before T (None if it reached T): a
     genuine failure (more critical directions than allowed, no consistent continuation at a
-    switch), never a boundary the flow can slide on.
+    switch), never a boundary the flow can slide on; ``stop_at`` is (t, theta) of the last switch
+    handled when it stopped (None if it reached T).
 
     ReLU runs also record, at every sample, the held gate pattern ``gates[i]`` (N x r; on a
     sliding pair the gate of the side the flow arrived from, whose Hessian gives the sharpness
@@ -152,6 +153,7 @@ class Trajectory:
     gates: np.ndarray | None = None
     sliding: np.ndarray | None = None
     slides: list[dict[str, Any]] = field(default_factory=list)
+    stop_at: tuple[float, np.ndarray] | None = None
 
 
 def _tolerances(rtol: float, atol: float) -> tuple[float, float]:
@@ -742,6 +744,7 @@ def _piecewise(model, theta0, eta, T, grid, policy, k_fixed, k_max, rtol, atol) 
     t = np.concatenate(ts) if ts else np.empty(0)
     th = np.concatenate(ys) if ys else np.empty((0, model.dim))
     traj = Trajectory(t, th, np.concatenate(ks) if ks else np.empty(0, int), events, contact, nfev, stop)
+    traj.stop_at = (float(t0), np.array(y0, dtype=np.float64)) if stop else None
     if G is not None:
         shape = (0, *G.shape)
         traj.gates = np.concatenate(gs) if gs else np.empty(shape)
@@ -955,7 +958,8 @@ def hybrid_flow(
     run stops (``stop`` says why) where that construction has no solution: both sides push onto
     the boundary but the Filippov weight that keeps the flow there with the sharpness held lies
     outside [0, 1]; on a sliding boundary with a second eigenvalue at the edge; or where the
-    switches do not settle at one instant (:data:`MAX_SAME_TIME`).
+    switches do not settle at one instant (:data:`MAX_SAME_TIME`). ``Trajectory.stop_at`` holds the
+    state there, from which :mod:`numerics.central_flow.averaged` continues the run.
     """
     theta0 = _theta(theta0, model.dim)
     eta, T = _positive(eta, "eta"), _positive(T, "T")

@@ -61,7 +61,7 @@ def _draw_cells(call: str, setting: E.Setting, z: E.Sizes) -> list[dict]:
 
 
 def _relu_cells(z: E.Sizes) -> list[dict]:
-    return [call_cell("relu_runs", count=z.cf_draws, tries=z.cf_relu_pool)]
+    return [call_cell("relu_runs", count=z.cf_draws, tries=z.cf_relu_pool, acf_horizon=z.acf_horizon)]
 
 
 def _pool_cells(z: E.Sizes) -> list[dict]:
@@ -123,8 +123,8 @@ EXPERIMENTS = call_experiments(
         ),
         (
             "relu",
-            "Figures 3-4, Appendix D: hybrid CF, GF and GD of the two-layer ReLU net to T = 60 (sizes: cf_draws, "
-            "cf_relu_pool)",
+            "Figures 3-4, Appendix D: hybrid CF, GF and GD of the two-layer ReLU net to T = 60, the averaged central "
+            "flow past a stop (sizes: cf_draws, cf_relu_pool, acf_horizon)",
             _relu_cells,
             _joined,
         ),

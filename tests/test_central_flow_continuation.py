@@ -1,0 +1,118 @@
+"""The averaged central flow that continues the ReLU hybrid flow past a stop (:mod:`numerics.central_flow.averaged`).
+
+Exact small cases (a boundary met at the oscillation's centre; a law far inside one region, where
+the construction is the central flow), the batched derivatives against the model's own, the
+line weights' masses and gradients against differences, and bad input.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from numerics.central_flow import averaged as AV
+from numerics.central_flow import models
+from numerics.central_flow import spectra as SPEC
+
+EPS = np.finfo(float).eps
+
+
+def _tiny(seed: int) -> tuple[models.Model, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    model = models.relu_model(rng.normal(size=(4, 2)), rng.normal(size=(4, 1)), 2)
+    return model, rng.normal(size=model.dim)
+
+
+# seed 19 of _tiny: the central flow at eta = 2 / lambda_max has s > 0 and every |z_ij| > 90 sqrt(s) |a_ij|
+# (the first of seeds 0-19 whose law stays inside the region to far below rounding: mass beyond 90 sd is 0)
+INSIDE_SEED = 19
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_batched_derivatives_are_the_models(seed):
+    model, th = _tiny(seed)
+    rng = np.random.default_rng(100 + seed)
+    P = th + rng.normal(size=(5, model.dim))
+    S = (rng.uniform(size=(5, 4, 2)) > 0.5).astype(float)
+    got = AV._grads(model, P, S)
+    for k in range(5):
+        assert np.allclose(got[k], model.grad(P[k], S[k]), rtol=1e-13, atol=1e-13)
+    q = rng.normal(size=model.dim)
+    curv = AV._curvs(model, th, q, S)
+    for k in range(5):
+        assert np.allclose(curv[k], model.curvature_grad(th, q, S[k]), rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_line_weights_masses_and_their_gradient(seed):
+    model, th = _tiny(seed)
+    d = 0.7 * np.random.default_rng(seed).normal(size=model.dim)
+    lw = AV.line_weights(model, th, d)
+    assert abs(lw["mass"].sum() - 1.0) < 8 * EPS * lw["mass"].size
+    assert np.all(lw["lo"][1:] == lw["hi"][:-1]) and np.all(np.diff(lw["hi"][:-1]) > 0)
+    h = 1e-6  # central differences of the masses with d frozen; the pieces keep their order for steps this small
+    fd = np.array(
+        [
+            (AV.line_weights(model, th + h * e, d)["mass"] - AV.line_weights(model, th - h * e, d)["mass"]) / (2 * h)
+            for e in np.eye(model.dim)
+        ]
+    ).T
+    assert np.allclose(fd, lw["grad"], rtol=1e-6, atol=1e-8)  # O(h^2) truncation plus eps / h rounding
+
+
+def test_expected_hessian_on_a_boundary_is_the_two_sides_average():
+    model = models.relu_model(np.eye(2), np.array([[1.0], [0.5]]), 1)
+    th = np.array([1.3, 0.8, 0.0])  # z_1 = x_1 . v = 0.8 > 0, z_2 = x_2 . v = 0: on the boundary of sample 2
+    d = np.array([0.0, 0.0, 0.4])  # the oscillation moves z_2 only
+    H = AV.expected_hessian(model, th, d)
+    on, off = np.array([[1.0], [1.0]]), np.array([[1.0], [0.0]])
+    assert np.allclose(H, 0.5 * (model.hessian(th, on) + model.hessian(th, off)), rtol=0, atol=4 * EPS)
+    inside = th + np.array([0.0, 0.0, 50.0])  # z_2 = 50 = 125 sd of the law: one region to rounding
+    assert np.array_equal(AV.expected_hessian(model, inside, d), model.hessian(inside))
+
+
+def test_inside_one_region_it_is_the_central_flow():
+    model, th = _tiny(INSIDE_SEED)
+    eta = 2.0 / float(np.linalg.eigvalsh(model.hessian(th))[-1])  # the state lies on the edge
+    cf = SPEC.central_flow_velocity(model, th, eta)
+    s = float(cf["sigma2"][0])
+    assert s > 0 and np.min(np.abs(model.preacts(th) / model.preacts(np.sqrt(s) * cf["Q"][:, 0]))) > 90
+    out = AV.averaged_cf_velocity(model, th, eta)
+    assert abs(out["s"] - s) <= 1e-12 * s and out["residual"] <= AV.FIXED_TOL
+    # the quartic region loss and a symmetric law: E[grad L(theta + delta)] = grad L + (s/2) c exactly
+    assert np.linalg.norm(out["velocity"] - cf["velocity"]) <= 1e-12 * np.linalg.norm(cf["velocity"])
+    run = AV.averaged_central_flow(model, th, eta, 0.0, 0.5, [0.25, 0.5])
+    assert run["max_residual"] <= AV.FIXED_TOL and np.all(run["s"] > 0)
+    assert np.allclose(run["lam"] * eta / 2, 1.0, rtol=0, atol=1e-6)  # held on the edge (rtol 1e-7 over 0.5)
+
+
+def test_the_fixed_point_on_a_boundary_is_complementary():
+    model = models.relu_model(np.array([[1.0, 0.2], [0.3, 1.0], [1.0, -1.0]]), np.array([[1.0], [0.4], [0.2]]), 1)
+    th = np.array([1.4, 0.6, 0.6])  # z_3 = 0.6 - 0.6 = 0: on the boundary of sample 3
+    assert model.preacts(th)[2, 0] == 0.0
+    eta = 2.0 / float(np.linalg.eigvalsh(model.hessian(th, model.gates(th)))[-1])
+    out = AV.averaged_cf_velocity(model, th, eta)
+    assert out["residual"] <= AV.FIXED_TOL and out["s"] >= 0
+    assert out["rate"] <= 0 if out["s"] == 0 else abs(out["rate"]) <= 1e-6
+    assert np.all(np.isfinite(out["velocity"])) and out["gap"] > 0
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda m, th: AV.averaged_cf_velocity(models.scalar_model(1.0), [1.0, 0.5], 0.9), "model must be a ReLU"),
+        (lambda m, th: AV.averaged_cf_velocity(m, th, 0.0), "eta"),
+        (lambda m, th: AV.averaged_cf_velocity(m, th[:-1], 0.9), "theta must have shape"),
+        (lambda m, th: AV.averaged_cf_velocity(m, th, 0.9, q0=th), "q0 and s0 must be given together"),
+        (lambda m, th: AV.averaged_cf_velocity(m, th, 0.9, q0=0 * th, s0=0.1), "q0 must be a nonzero"),
+        (lambda m, th: AV.averaged_cf_velocity(m, th, 0.9, q0=th, s0=-1.0), "s0 must be a finite number >= 0"),
+        (lambda m, th: AV.expected_hessian(m, th, th[:3]), "d must have shape"),
+        (lambda m, th: AV.averaged_central_flow(m, th, 0.9, 1.0, 1.0), "T must exceed t0"),
+        (lambda m, th: AV.averaged_central_flow(m, th, 0.9, 0.0, 1.0, [0.5, 2.0]), "t_eval must be"),
+        (lambda m, th: AV.averaged_central_flow(m, th, 0.9, 0.0, 1.0, rtol=0.0), "rtol"),
+    ],
+)
+def test_bad_input_names_the_parameter(call, message):
+    model, th = _tiny(0)
+    with pytest.raises(ValueError, match=message):
+        call(model, th)
