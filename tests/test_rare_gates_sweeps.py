@@ -4,6 +4,21 @@ one-call functions.
 Each experiment is run through the sweep layer at reduced sizes chosen so that a setting
 spans more than one cell (e.g. 70 streams = 64 + 6), and compared bit for bit with the
 function of :mod:`numerics.rare_gates.experiments` that the audit used to call directly.
+
+The comparisons run on fewer settings than the audit (:func:`few_settings`): the cells
+builders and the one-call functions read the setting lists from the experiments module, and
+every setting goes through the same kernel call, cell split and assembly; only the costliest
+settings (b = 64, which is 128 of the 161 samples per update of Table 2's five rows, and the
+1000-unit Corollary 5 horizon arm) are left out. What each experiment's comparison covers:
+
+* ``table2``, ``saturation``, ``repeat``: the float64 lock-step SGD kernel from the constructed
+  checkpoint, split by stream range within a setting (``saturation``: ranges offset after
+  Table 2's streams; ``repeat``: both experiments' seeds and check cadences);
+* ``grid``: the same kernel at check_every = 1 over the (delta0, b, eta) nesting of Figure 3(a);
+* ``paths``: the traced kernel; ``weight_decay`` and ``noise``: the Appendix 20 variants;
+* ``cor5``: per-arm seeds and the two ways an arm group is assembled (a list, a single arm);
+* ``halving``: the GD kernel, split by step size; ``extended``: the double-double replay;
+* ``theorem1``: the source chain, warm and fresh target runs.
 """
 
 from __future__ import annotations
@@ -16,17 +31,42 @@ from numerics.rare_gates import sweeps as RS
 from numerics.sweep import Experiment, resolve, run_sweep
 from numerics.sweep.codec import equal
 
+
+@pytest.fixture
+def few_settings(monkeypatch):
+    """The experiments' setting lists cut to cheap settings that keep every code path (see the module docstring).
+
+    Table 2's rows without b = 64 (a quiet row, (16, 1e-5), and two that recover); Figure 3(a)'s
+    grid on 2 x 2 x 2 of its values (the delta0 that recover soonest, b = 1 and 16, both step
+    sizes); Corollary 5's arms without the horizon arm (the batch arm keeps the single-arm group),
+    one of the three budget arms and one of the three samples arms.
+    """
+    monkeypatch.setattr(E, "TABLE2_SETTINGS", tuple(s for s in E.TABLE2_SETTINGS if s[0] != 64))
+    monkeypatch.setattr(E, "FIG3A_DELTA0", E.FIG3A_DELTA0[2:])
+    monkeypatch.setattr(E, "FIG3A_B", E.FIG3A_B[:2])
+    arms = [a for a in E.COR5_ARMS if a[0] != "horizon" and a[4] not in (("budget", 4), ("samples", 16, 400))]
+    monkeypatch.setattr(E, "COR5_ARMS", tuple(arms))
+    assert len(E.TABLE2_SETTINGS) == 3 and [a[0] for a in arms].count("budget") == 2
+    assert {a[0] for a in arms} == {"budget", "batch", "samples"} and len(arms) == 5
+
+
 CASES = {
-    "rare_gates.table2": ({"table2_streams": 70}, lambda z: E.long_horizons(z.table2_streams)),
+    "rare_gates.table2": (
+        {"table2_streams": 70},
+        lambda z: E.long_horizons(z.table2_streams, E.TABLE2_SETTINGS),
+    ),
     "rare_gates.saturation": (
         {"table2_streams": 3, "saturation_streams": 66},
-        lambda z: E.long_horizons(z.saturation_streams, first_stream=z.table2_streams),
+        lambda z: E.long_horizons(z.saturation_streams, E.TABLE2_SETTINGS, first_stream=z.table2_streams),
     ),
     "rare_gates.paths": (
         {"table2_streams": 70, "floor_horizon": 40},
         lambda z: E.angle_paths(z.table2_streams, horizon=z.floor_horizon),
     ),
-    "rare_gates.grid": ({"fig3a_streams": 66}, lambda z: E.gamma_grid(z.fig3a_streams)),
+    "rare_gates.grid": (
+        {"fig3a_streams": 66},
+        lambda z: E.gamma_grid(z.fig3a_streams, delta0s=E.FIG3A_DELTA0, bs=E.FIG3A_B, etas=E.FIG3A_ETA),
+    ),
     "rare_gates.weight_decay": (
         {"appendix20_streams": 66, "appendix20_horizon": 20},
         lambda z: E.weight_decay_controls(z.appendix20_streams, horizon=z.appendix20_horizon),
@@ -39,13 +79,15 @@ CASES = {
     "rare_gates.halving": ({"halving_inits": 1}, lambda z: E.gd_step_halving(z.halving_inits)),
     "rare_gates.extended": (
         {"extended_per_setting": "none", "table2_streams": 18, "extended_horizon": 1.0},
-        lambda z: E.extended_rerun(None, horizon=z.extended_horizon, streams=z.table2_streams),
+        lambda z: E.extended_rerun(
+            None, horizon=z.extended_horizon, settings=E.TABLE2_SETTINGS, streams=z.table2_streams
+        ),
     ),
     "rare_gates.repeat": (
         {"fig3a_streams": 66, "table2_streams": 3, "repeat_streams": 2},
         lambda z: [
-            *E.repeated_settings(z.fig3a_streams, streams_of="fig3a", check_every=10),
-            *E.repeated_settings(z.table2_streams, streams_of="table2", check_every=1),
+            *E.repeated_settings(z.fig3a_streams, E.TABLE2_SETTINGS, streams_of="fig3a", check_every=10),
+            *E.repeated_settings(z.table2_streams, E.TABLE2_SETTINGS, streams_of="table2", check_every=1),
             *(
                 r
                 for of in ("fig3a", "table2")
@@ -54,13 +96,20 @@ CASES = {
         ],
     ),
     "rare_gates.theorem1": (
-        {"warm_inits": 1, "warm_streams": 258, "fresh_inits": 2, "cor3_times": 2, "cor3_streams": 258},
+        {"warm_inits": 1, "warm_streams": 258, "fresh_inits": 2, "cor3_times": 1, "cor3_streams": 258},
         lambda z: {
             "warm": [E.warm_decay(i, z.warm_streams) for i in E.warm_init_ids(z.warm_inits)],
             "cor3": [
-                E.warm_decay(i, z.cor3_streams, times=[t], eta=eta, seed=seed)
-                for t, eta, seed in E.cor3_settings(z.cor3_times)
-                for i in E.warm_init_ids(z.warm_inits)
+                *(
+                    E.warm_decay(i, z.cor3_streams, times=[t], eta=eta, seed=seed)
+                    for t, eta, seed in E.cor3_settings(z.cor3_times)
+                    for i in E.warm_init_ids(z.warm_inits)
+                ),
+                *(
+                    E.warm_decay(i, z.cor3_streams, times=[t], b=b, eta=eta, seed=seed)
+                    for b, t, eta, seed in E.cor3_batch_settings(z.cor3_batches)
+                    for i in E.warm_init_ids(z.warm_inits)
+                ),
             ],
             "fresh": [E.fresh_success(z.fresh_inits, eta) for eta in E.FRESH_ETAS],
         },
@@ -69,7 +118,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_sweep_equals_the_one_call_experiment(name):
+def test_sweep_equals_the_one_call_experiment(name, few_settings):
     overrides, direct = CASES[name]
     (exp,) = resolve([name])
     run = run_sweep(exp, "quick", overrides, progress=False)
@@ -81,7 +130,7 @@ def test_extended_selection_is_one_cell_per_setting():
     overrides = {"extended_per_setting": 2, "table2_streams": 8, "extended_horizon": 1.0}
     (exp,) = resolve(["rare_gates.extended"])
     run = run_sweep(exp, "quick", overrides, progress=False)
-    assert len(run.params) == len(E.TABLE2_SETTINGS)
+    assert len(run.params) == len(E.TABLE2_SETTINGS) == 5
     assert equal(run.result(), E.extended_rerun(2, horizon=1.0, streams=8))
 
 
@@ -154,21 +203,23 @@ def test_every_seed_is_explicit_in_the_cells():
 PERTURBED = {
     "rare_gates.table2": (
         {"table2_streams": 70, "perturb": 1e-12},
-        lambda z: E.long_horizons(z.table2_streams, perturb=z.perturb),
+        lambda z: E.long_horizons(z.table2_streams, E.TABLE2_SETTINGS, perturb=z.perturb),
     ),
-    "rare_gates.halving": (
-        {"halving_inits": 2, "perturb": 1e-12},
+    "rare_gates.halving": (  # one initialisation: the cells split by step size, and the move is keyed by its id
+        {"halving_inits": 1, "perturb": 1e-12},
         lambda z: E.gd_step_halving(z.halving_inits, perturb=z.perturb),
     ),
     "rare_gates.extended": (
         {"extended_per_setting": 2, "table2_streams": 8, "extended_horizon": 1.0, "perturb": 1e-12},
-        lambda z: E.extended_rerun(2, horizon=z.extended_horizon, streams=z.table2_streams, perturb=z.perturb),
+        lambda z: E.extended_rerun(
+            2, horizon=z.extended_horizon, settings=E.TABLE2_SETTINGS, streams=z.table2_streams, perturb=z.perturb
+        ),
     ),
 }
 
 
 @pytest.mark.parametrize("name", sorted(PERTURBED))
-def test_perturbed_sweep_equals_the_one_call_experiment(name):
+def test_perturbed_sweep_equals_the_one_call_experiment(name, few_settings):
     overrides, direct = PERTURBED[name]
     (exp,) = resolve([name])
     run = run_sweep(exp, "quick", overrides, progress=False)

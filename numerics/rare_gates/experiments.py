@@ -112,7 +112,9 @@ class Sizes:
     joint_inits: int  # inits of the joint (T, eta) sweep (paper: 64; 0 = not run)
     cor5_streams: int  # streams per arm of the Corollary 5 design
     floor80_streams: int  # quiet Table 2 streams replayed in double-double to t = 700 (the Appendix 19 floor)
-    warm_inits: int  # initialisations (initial angle <= 2.5) of the Theorem 1 warm-decay runs
+    # not-near-opposite initialisations (initial angle <= 2.5) of the Theorem 1 warm-decay runs; the near-opposite
+    # draws among the same ids run too (sweeps._warm_ids)
+    warm_inits: int
     warm_streams: int  # target streams per (initialisation, source time) of the warm-decay runs
     fresh_inits: int  # initialisations per step size of the fresh-success runs (Theorem 1 (b))
     repeat_streams: int  # streams per seed of the large sample of REPEAT_DISCORDANT (risk every 10 updates, H = 200)
@@ -122,6 +124,7 @@ class Sizes:
     saturation_streams: int = 0
     cor3_times: int = 3  # source times of the Corollary 3 runs (the first entries of COR3_GRID)
     cor3_streams: int = 128  # target streams per (initialisation, source time, step size) of the Corollary 3 runs
+    cor3_batches: int = 1  # (b > 1, T) settings of the Corollary 3 runs (the first entries of COR3_BATCH_GRID; 0: none)
 
 
 PROFILES = {
@@ -130,8 +133,9 @@ PROFILES = {
     # pools make 72 cost as much; the paper's 64 give the source-pair check power 0.77 against its
     # alternative) and 320 streams per Corollary 5 arm
     # (the equal-N b comparison needs about 296); a few selected streams for the slow 80-bit
-    # replay, and no joint (T, eta) sweep; Corollary 3 at T = 100, 125, 150 with 128 streams per (draw, T, eta) (slope
-    # power against -1/2 still ~1). Powers: verify/rare_gates/power.py and the report.
+    # replay, and no joint (T, eta) sweep; Corollary 3 at T = 100, 125, 150 (b = 1) and at b = 4, T = 150 with 128
+    # streams per (draw, b, T, eta) (slope power against -1/2 still ~1; the b = 4 cells add ~2 CPU-s). Powers:
+    # verify/rare_gates/power.py and the report.
     "quick": Sizes(
         table1_inits=96,
         halving_inits=8,
@@ -151,6 +155,7 @@ PROFILES = {
         repeat_streams=2048,
         cor3_times=3,
         cor3_streams=128,
+        cor3_batches=1,
     ),
     # full: 32x the paper's inits for Table 1 (2048 D0 draws), 4x for the joint sweep, every 80-bit run to t = 1000,
     # and 6x the paper's streams per Figure 3(a) cell (the batch cells' comparison with the paper's 64
@@ -177,6 +182,7 @@ PROFILES = {
         saturation_streams=896,
         cor3_times=5,
         cor3_streams=2048,
+        cor3_batches=3,
     ),
 }
 
@@ -204,13 +210,15 @@ def sizes_with(profile: str, overrides: dict | None = None) -> Sizes:
     >>> sizes_with("quick", {"streams": 2})
     Traceback (most recent call last):
     ...
-    ValueError: unknown size 'streams'; sizes are: table1_inits, halving_inits, fig3a_streams, table2_streams, floor_horizon, extended_per_setting, extended_horizon, appendix20_streams, appendix20_horizon, joint_inits, cor5_streams, floor80_streams, warm_inits, warm_streams, fresh_inits, repeat_streams, perturb, saturation_streams, cor3_times, cor3_streams
+    ValueError: unknown size 'streams'; sizes are: table1_inits, halving_inits, fig3a_streams, table2_streams, floor_horizon, extended_per_setting, extended_horizon, appendix20_streams, appendix20_horizon, joint_inits, cor5_streams, floor80_streams, warm_inits, warm_streams, fresh_inits, repeat_streams, perturb, saturation_streams, cor3_times, cor3_streams, cor3_batches
     >>> sizes_with("quick", {"table1_inits": "0"})
     Traceback (most recent call last):
     ...
     ValueError: size table1_inits must be an integer >= 1; got '0'
     """  # noqa: E501
-    return replace_sizes(sizes(profile), overrides, minimum={"joint_inits": 0, "saturation_streams": 0})
+    return replace_sizes(
+        sizes(profile), overrides, minimum={"joint_inits": 0, "saturation_streams": 0, "cor3_batches": 0}
+    )
 
 
 def derive_seed(seed: int, *tags: str | int) -> int:
@@ -941,6 +949,39 @@ def cor3_settings(n_times: int) -> list[tuple[float, float, int]]:
     """
     times = list(COR3_GRID)[: integer(n_times, "n_times", 1, len(COR3_GRID))]
     return [(t, eta, derive_seed(SEEDS["theorem1"], "cor3", repr(t))) for t in times for eta in COR3_GRID[t]]
+
+
+# Corollary 3 at b > 1 (its constants are independent of b): the failure intensity grows like b delta_T/eta, so a
+# (b, T) grid is b times the b = 1 grid of that T, shifted by a factor 4 where that puts the shares in range
+# (measured on 3 draws x 128 streams: failure shares from about 0.55-0.78 at the largest step to 0.01-0.13 at the
+# smallest at (4, 150); 0.5-0.7 to 0-0.13 at (16, 200) and (4, 200)). A profile's cor3_batches takes the first entries.
+COR3_BATCH_GRID = {
+    (4, 150.0): (0.02, 0.01, 0.005, 0.0025),
+    (16, 200.0): (0.0064, 0.0032, 0.0016, 0.0008),
+    (4, 200.0): (0.0016, 0.0008, 0.0004, 0.0002),
+}
+
+
+def cor3_batch_settings(n_batches: int) -> list[tuple[int, float, float, int]]:
+    """The (b, T, eta, seed) of the Corollary 3 runs at b > 1, from the first ``n_batches`` of :data:`COR3_BATCH_GRID`.
+
+    Each (b, T) has its own seed (``derive_seed(SEEDS['theorem1'], 'cor3', b, T)``), independent of the b = 1 runs.
+
+    >>> [(b, t, e) for b, t, e, _ in cor3_batch_settings(1)]
+    [(4, 150.0, 0.02), (4, 150.0, 0.01), (4, 150.0, 0.005), (4, 150.0, 0.0025)]
+    >>> cor3_batch_settings(0)
+    []
+    >>> cor3_batch_settings(4)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_batches must be an integer in [0, 3]; got 4
+    """
+    keys = list(COR3_BATCH_GRID)[: integer(n_batches, "n_batches", 0, len(COR3_BATCH_GRID))]
+    return [
+        (b, t, eta, derive_seed(SEEDS["theorem1"], "cor3", b, repr(t)))
+        for b, t in keys
+        for eta in COR3_BATCH_GRID[b, t]
+    ]
 
 
 NEAR_OPPOSITE = 2.5  # initial angle above which a D0 draw is near-opposite (Section 8)

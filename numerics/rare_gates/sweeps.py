@@ -170,11 +170,20 @@ def _repeat_cells(z: E.Sizes) -> list[dict]:
     return cells
 
 
+def _warm_ids(n: int) -> list[int]:
+    """Every D0 draw up to the n-th not-near-opposite one: the near-opposite draws among them are in K too.
+
+    >>> _warm_ids(6)
+    [0, 1, 2, 3, 4, 5, 6, 7]
+    """
+    return list(range(max(E.warm_init_ids(n)) + 1))
+
+
 def _theorem1_cells(z: E.Sizes) -> list[dict]:
     seeds = dict(seed=E.SEEDS["theorem1"], init_seed=E.SEEDS["d0"])
     warm = [
         dict(_cell("warm_decay", init_id=i, streams=count, first_stream=first, **seeds), setting=f"warm,init={i}")
-        for i in E.warm_init_ids(z.warm_inits)
+        for i in _warm_ids(z.warm_inits)
         for first, count in chunks(z.warm_streams, 256)
     ]
     cor3 = [
@@ -192,6 +201,25 @@ def _theorem1_cells(z: E.Sizes) -> list[dict]:
             setting=f"cor3,init={i},T={t!r},eta={eta!r}",
         )
         for t, eta, seed in E.cor3_settings(z.cor3_times)
+        for i in E.warm_init_ids(z.warm_inits)
+        for first, count in chunks(z.cor3_streams, 256)
+    ]
+    cor3 += [
+        dict(
+            _cell(
+                "warm_decay",
+                init_id=i,
+                streams=count,
+                first_stream=first,
+                times=[t],
+                b=b,
+                eta=eta,
+                seed=seed,
+                init_seed=E.SEEDS["d0"],
+            ),
+            setting=f"cor3,b={b},init={i},T={t!r},eta={eta!r}",
+        )
+        for b, t, eta, seed in E.cor3_batch_settings(z.cor3_batches)
         for i in E.warm_init_ids(z.warm_inits)
         for first, count in chunks(z.cor3_streams, 256)
     ]
@@ -421,9 +449,10 @@ EXPERIMENTS = call_experiments(
         ),
         (
             "theorem1",
-            "Theorem 1 and Corollary 3: warm runs from D0 draws at four source times (b = 1, eta = 0.01) and, for "
-            "Corollary 3, at several source times for four step sizes each; fresh runs at three moderate step sizes "
-            "(sizes: warm_inits, warm_streams, cor3_times, cor3_streams, fresh_inits)",
+            "Theorem 1 and Corollary 3: warm runs from D0 draws at four source times (b = 1, eta = 0.01; the "
+            "near-opposite draws among them included) and, for Corollary 3, at several source times (b = 1) and "
+            "(b > 1, T) settings for four step sizes each; fresh runs at three moderate step sizes (sizes: "
+            "warm_inits, warm_streams, cor3_times, cor3_streams, cor3_batches, fresh_inits)",
             _theorem1_cells,
             _theorem1_assemble,
         ),
