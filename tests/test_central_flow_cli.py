@@ -18,6 +18,7 @@ from numerics.central_flow import flows as F
 from numerics.central_flow import laws as CL
 from numerics.central_flow import spectra as SPEC
 from numerics.central_flow.cli import main
+from tests import cli_calls as CLI
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = 8
@@ -30,19 +31,11 @@ CATAPULT_STEPS = 150  # the scalar EoS draw 0's catapult ends at step 57, well i
 
 
 def _main(capsys, *argv):
-    rc = main(list(argv))
-    out, err = capsys.readouterr()
-    return rc, out, err
+    return CLI.call(main, capsys, *argv)
 
 
 def _json(capsys, *argv) -> dict:
-    rc, out, err = _main(capsys, *argv, "--format", "json")
-    assert rc == 0 and err == ""
-
-    def no_constant(name):
-        raise AssertionError(f"{name} in the JSON output")
-
-    return json.loads(out, parse_constant=no_constant)
+    return CLI.call_json(main, capsys, *argv)
 
 
 def _line(out: str, label: str) -> str:

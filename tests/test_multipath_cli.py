@@ -13,6 +13,7 @@ import pytest
 
 from numerics.multipath import cli, ensembles, gd
 from numerics.multipath.cli import main
+from tests import cli_calls as CLI
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ["--depths", "3", "3", "--sigma", "1", "0.5", "--alphas", "1e-2", "0.9e-2", "--steps", "3000"]
@@ -20,19 +21,11 @@ S1 = 3.0  # 3 * 1^(4/3)
 
 
 def _main(capsys, *argv):
-    rc = main(list(argv))
-    out, err = capsys.readouterr()
-    return rc, out, err
+    return CLI.call(main, capsys, *argv)
 
 
 def _json(capsys, *argv) -> dict:
-    rc, out, err = _main(capsys, *argv, "--format", "json")
-    assert rc == 0 and err == ""
-
-    def no_constant(name):
-        raise AssertionError(f"{name} in the JSON output")
-
-    return json.loads(out, parse_constant=no_constant)
+    return CLI.call_json(main, capsys, *argv)
 
 
 def _row(out: str, mode: int) -> list[str]:

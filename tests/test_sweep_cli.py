@@ -25,6 +25,7 @@ from numerics.sweep import ResultStore, resolve, run_sweep
 from numerics.sweep.cli import main
 from numerics.sweep.codec import equal
 from numerics.sweep.registry import experiments
+from tests import cli_calls as CLI
 from tests import tiny_sweeps as T
 
 pytest_plugins = ["pytester"]
@@ -57,9 +58,7 @@ def _launch(store: Path, *options: str, delay: float | str, **popen) -> subproce
 
 
 def _main(capsys, *argv):
-    rc = main(list(argv))
-    out, err = capsys.readouterr()
-    return rc, out, err
+    return CLI.call(main, capsys, *argv)
 
 
 def test_list_shows_every_experiment_with_cell_counts(capsys):
