@@ -43,25 +43,11 @@ from __future__ import annotations
 
 import math
 import numbers
-import operator
 from typing import Any
 
 import numpy as np
 
-
-def integer(value: Any, name: str, minimum: int, maximum: int | None = None) -> int:
-    """``value`` as a Python int if it is an integer (int, NumPy integer, anything with ``__index__``)
-    in [minimum, maximum] (no upper end when ``maximum`` is None); else a ValueError naming ``name``."""
-    want = f"an integer >= {minimum}" if maximum is None else f"an integer in [{minimum}, {maximum}]"
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
-        raise ValueError(f"{name} must be {want}; got {value!r}")
-    try:
-        out = operator.index(value)
-    except TypeError:
-        raise ValueError(f"{name} must be {want}; got {value!r}") from None
-    if out < minimum or (maximum is not None and out > maximum):
-        raise ValueError(f"{name} must be {want}; got {value!r}")
-    return out
+from derivations.validation import integer
 
 
 def positive(value: Any, name: str) -> float:

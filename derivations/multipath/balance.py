@@ -35,12 +35,12 @@ from sympy import QQ
 from sympy.polys.rings import ring
 
 from derivations.multipath.svs import _mm, _tr  # products of ring-element matrices (nested lists)
+from derivations.validation import integer
 
 
 def _check(d: int, H: int, L: int) -> None:
-    for name, v, lo, hi in (("d", d, 1, 3), ("H", H, 1, 3), ("L", L, 2, 4)):
-        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-            raise ValueError(f"{name} must be an integer in [{lo}, {hi}] (exact expansion); got {v!r}")
+    for name, v, lo, hi in (("d", d, 1, 3), ("H", H, 1, 3), ("L", L, 2, 4)):  # the exact expansion's reach
+        integer(v, name, lo, hi)
 
 
 def _sub(A, B):

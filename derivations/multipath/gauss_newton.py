@@ -42,11 +42,12 @@ import sympy as sp
 from sympy import QQ
 from sympy.polys.rings import ring
 
+from derivations.validation import integer
+
 
 def _check(d: int, H: int, L: int) -> None:
-    for name, v, lo in (("d", d, 1), ("H", H, 1), ("L", L, 1)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-            raise ValueError(f"{name} must be an integer >= {lo}; got {v!r}")
+    for name, v in (("d", d), ("H", H), ("L", L)):
+        integer(v, name, 1)
     if d * d * H * L > 48:
         raise ValueError(f"the generic instance must have at most 48 layer entries; got d^2 H L = {d * d * H * L}")
 

@@ -41,6 +41,8 @@ from collections.abc import Sequence
 
 import sympy as sp
 
+from derivations.validation import integer
+
 L = sp.Symbol("L", positive=True)  # depth, L > 2 where the statement needs it
 eta = sp.Symbol("eta", positive=True)
 r = sp.Symbol("r", real=True)  # mode residual
@@ -97,8 +99,7 @@ def _taylor2(base, k, shift):
 
 def _centered(Hn: int, name: str) -> list:
     """Hn symbols summing to zero (the last is minus the sum of the others)."""
-    if not isinstance(Hn, int) or Hn < 2:
-        raise ValueError(f"Hn must be an integer >= 2; got {Hn!r}")
+    integer(Hn, "Hn", 2)
     v = list(sp.symbols(f"{name}1:{Hn}", real=True))
     return v + [-sum(v)]
 

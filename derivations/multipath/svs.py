@@ -37,6 +37,8 @@ import sympy as sp
 from sympy import QQ
 from sympy.polys.rings import ring
 
+from derivations.validation import integer
+
 eta = sp.Symbol("eta", positive=True)  # step size
 
 
@@ -77,8 +79,7 @@ def rational_orthogonal(d: int, seed: int) -> sp.Matrix:
 def _check_sizes(d, H=1, L=1):
     """d, H and L must be integers >= 1 (bools refused); a ValueError naming the first that is not."""
     for name, val in (("d", d), ("H", H), ("L", L)):
-        if not isinstance(val, int) or isinstance(val, bool) or val < 1:
-            raise ValueError(f"{name} must be an integer >= 1; got {val!r}")
+        integer(val, name, 1)
 
 
 @cache

@@ -42,6 +42,8 @@ from typing import Any
 
 import sympy as sp
 
+from derivations.validation import integer
+
 L = sp.Symbol("L", integer=True, positive=True)  # depth (number of layers), L >= 2
 w = sp.Symbol("w", positive=True)  # per-layer scale
 sigma = sp.Symbol("sigma", positive=True)  # target singular value sigma_{*1}
@@ -286,8 +288,7 @@ def _p80_in_c(depth: int) -> sp.Expr:
 
 
 def _check_depth(depth):
-    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 2:
-        raise ValueError(f"depth must be an integer >= 2; got {depth!r}")
+    integer(depth, "depth", 2)
 
 
 @cache

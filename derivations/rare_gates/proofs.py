@@ -17,6 +17,8 @@ from types import MappingProxyType
 
 import sympy as sp
 
+from derivations.validation import integer
+
 from .dynamics import alpha, beta, eta, polar_flow
 from .symbols import a1, a2, lam, r1, r2, t
 
@@ -481,8 +483,7 @@ def first_exit_inclusion(horizon: int, index: str = "batch") -> list[tuple[int, 
     """
     if index not in ("batch", "state"):
         raise ValueError(f"index must be 'batch' or 'state'; got {index!r}")
-    if not isinstance(horizon, int) or horizon < 0:
-        raise ValueError(f"horizon must be an integer >= 0; got {horizon!r}")
+    integer(horizon, "horizon", 0)
     out = []
     for m, nd, zt in itertools.product(range(horizon + 1), repeat=3):
         for n_dis, zeta in ((nd, zt), (nd, horizon + 1), (horizon + 1, zt)):
