@@ -186,6 +186,9 @@ def _theorem1_cells(z: E.Sizes) -> list[dict]:
         for i in _warm_ids(z.warm_inits)
         for first, count in chunks(z.warm_streams, 256)
     ]
+    # Corollary 3 at b = 1 (the source batch), then at the b > 1 settings; b is a cell parameter only where set
+    cor3_settings = [(None, t, eta, seed) for t, eta, seed in E.cor3_settings(z.cor3_times)]
+    cor3_settings += list(E.cor3_batch_settings(z.cor3_batches))
     cor3 = [
         dict(
             _cell(
@@ -194,32 +197,14 @@ def _theorem1_cells(z: E.Sizes) -> list[dict]:
                 streams=count,
                 first_stream=first,
                 times=[t],
+                **({} if b is None else {"b": b}),
                 eta=eta,
                 seed=seed,
                 init_seed=E.SEEDS["d0"],
             ),
-            setting=f"cor3,init={i},T={t!r},eta={eta!r}",
+            setting=f"cor3,{'' if b is None else f'b={b},'}init={i},T={t!r},eta={eta!r}",
         )
-        for t, eta, seed in E.cor3_settings(z.cor3_times)
-        for i in E.warm_init_ids(z.warm_inits)
-        for first, count in chunks(z.cor3_streams, 256)
-    ]
-    cor3 += [
-        dict(
-            _cell(
-                "warm_decay",
-                init_id=i,
-                streams=count,
-                first_stream=first,
-                times=[t],
-                b=b,
-                eta=eta,
-                seed=seed,
-                init_seed=E.SEEDS["d0"],
-            ),
-            setting=f"cor3,b={b},init={i},T={t!r},eta={eta!r}",
-        )
-        for b, t, eta, seed in E.cor3_batch_settings(z.cor3_batches)
+        for b, t, eta, seed in cor3_settings
         for i in E.warm_init_ids(z.warm_inits)
         for first, count in chunks(z.cor3_streams, 256)
     ]
