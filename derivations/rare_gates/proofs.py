@@ -620,3 +620,103 @@ def corollary5_from_proposition6() -> MappingProxyType:
             "symbols": (Ce, Cd, eps0),
         }
     )
+
+
+def allocation_increment_order() -> MappingProxyType:
+    """Order of the allocation increment ``rho^+ - rho = h^T Q^2 e/|Qh|^2`` for ``Q = s I + eta V`` (Appendix 12).
+
+    ``V`` is a generic symmetric 3x3 matrix (the data part of the common-gate step, Section 7.2), ``s = 1 - eta
+    lambda``, and ``e`` is orthogonal to ``h`` by its definition (``e = d_z - rho h``), generated as ``h x k`` for a
+    generic ``k``. Returns the numerator ``h^T Q^2 e``, its ``eta^0`` coefficient (``s^2 h^T e``, zero because
+    ``e`` is orthogonal to ``h``), and the residual of ``h^T Q^2 e - eta h^T (2 s V + eta V^2) e`` (zero): the
+    increment is ``eta`` times a bilinear form in ``h`` and ``e``, so ``|rho^+ - rho| <= C eta |e|`` on the tube.
+
+    >>> o = allocation_increment_order(); o["zeroth"], o["residual"]
+    (0, 0)
+    """
+    v = sp.symbols("v0:6", real=True)
+    V = sp.Matrix([[v[0], v[1], v[2]], [v[1], v[3], v[4]], [v[2], v[4], v[5]]])
+    h, kk = _vec("h", 3), _vec("k", 3)
+    e = h.cross(kk)
+    decay = 1 - eta * lam
+    Q = decay * sp.eye(3) + eta * V
+    numerator = sp.expand((h.T * Q**2 * e)[0])
+    zeroth = sp.expand(numerator.subs(eta, 0))
+    residual = sp.expand(numerator - eta * (h.T * (2 * decay * V + eta * V**2) * e)[0])
+    return MappingProxyType({"numerator": numerator, "zeroth": zeroth, "residual": residual})
+
+
+def clone_gradient_difference(width: int = 3) -> list[sp.Expr]:
+    """Per-sample gradient of unit 1 minus that of unit 2 at identical units, for a width-``width`` network.
+
+    ``f(x) = sum_i a_i sigma(w_i.x)`` in two input dimensions, loss ``(f(x) - y)^2/2`` with ``sigma`` an undefined
+    function (any activation, its derivative at the gate included). Units 1 and 2 are set equal after
+    differentiating; the four components (a, w) of the difference are returned (all zero: an SGD step on any batch,
+    and the population field, move identical units identically, so they stay identical; Sections 2 and 9).
+
+    >>> clone_gradient_difference(3)
+    [0, 0, 0]
+    """
+    width = integer(width, "width", 2)
+    sigma = sp.Function("sigma")
+    x0, x1 = sp.symbols("x0 x1", real=True)
+    a = sp.symbols(f"a0:{width}", real=True)
+    w = [sp.symbols(f"w{i}_0:2", real=True) for i in range(width)]
+    f = sum(a[i] * sigma(w[i][0] * x0 + w[i][1] * x1) for i in range(width))
+    loss = (f - sp.Symbol("target", real=True)) ** 2 / 2
+    same = {a[1]: a[0], w[1][0]: w[0][0], w[1][1]: w[0][1]}
+    diffs = [sp.diff(loss, a[0]) - sp.diff(loss, a[1])]
+    diffs += [sp.diff(loss, w[0][k]) - sp.diff(loss, w[1][k]) for k in range(2)]
+    return [sp.simplify(d.subs(same)) for d in diffs]
+
+
+def noise_on_difference() -> MappingProxyType:
+    """Unit difference ``d_z = (z_1 - z_2)/sqrt 2`` after parameter noise ``s sqrt(eta) xi_i`` (Appendix 20).
+
+    Shared noise (``xi_1 = xi_2``) leaves ``d_z`` unchanged; independent noise adds ``s sqrt(eta)(xi_1 - xi_2)/sqrt 2``,
+    whose per-component variance is ``s^2 eta``.
+
+    >>> o = noise_on_difference(); o["shared"], o["independent_variance"]
+    (0, eta*s**2)
+    """
+    s_n = sp.Symbol("s", positive=True)
+    z1, z2 = sp.symbols("z1 z2", real=True)  # one component of each unit
+    xi1, xi2 = sp.symbols("xi1 xi2", real=True)
+    d = (z1 - z2) / sp.sqrt(2)
+    shared = sp.simplify(((z1 + s_n * sp.sqrt(eta) * xi1) - (z2 + s_n * sp.sqrt(eta) * xi1)) / sp.sqrt(2) - d)
+    indep = sp.simplify(((z1 + s_n * sp.sqrt(eta) * xi1) - (z2 + s_n * sp.sqrt(eta) * xi2)) / sp.sqrt(2) - d)
+    # xi1, xi2 independent standard normal: Var(a xi1 + c xi2) = a^2 + c^2
+    lin = sp.expand(indep)
+    var = sp.simplify(lin.coeff(xi1) ** 2 + lin.coeff(xi2) ** 2)
+    return MappingProxyType({"shared": shared, "independent": indep, "independent_variance": var})
+
+
+def tracking_error_residual(steps: int = 4) -> sp.Expr:
+    """``theta_m - phi_{m eta}`` minus Lemma 7's ``epsilon_m`` (Appendix 10) for ``m <= steps``, before ``tau``.
+
+    ``theta_{n+1} = theta_n + eta F(theta_n) + eta xi_{n+1}`` (SGD as a noisy Euler step) and ``phi_{(j+1) eta} =
+    phi_{j eta} + I_j`` with ``I_j = int_{j eta}^{(j+1) eta} F(phi_s) ds`` (GF), ``theta_0 = phi_0``; ``F`` at the
+    iterates and at the flow's grid points are free symbols. Returns the sum over m of the squared residuals
+    (zero: the decomposition is an identity for m <= tau).
+
+    >>> tracking_error_residual(3)
+    0
+    """
+    steps = integer(steps, "steps", 1)
+    Ft = sp.symbols(f"Ftheta0:{steps}", real=True)  # F(theta_j)
+    Fp = sp.symbols(f"Fphi0:{steps}", real=True)  # F(phi_{j eta})
+    xi = sp.symbols(f"xi1:{steps + 1}", real=True)  # xi_{j+1}
+    integ = sp.symbols(f"I0:{steps}", real=True)  # int over step j of F(phi_s)
+    start = sp.Symbol("theta0", real=True)
+    theta, phi, total = start, start, sp.Integer(0)
+    for m in range(1, steps + 1):
+        j = m - 1
+        theta = theta + eta * Ft[j] + eta * xi[j]
+        phi = phi + integ[j]
+        eps_m = (
+            eta * sum(Ft[i] - Fp[i] for i in range(m))
+            + eta * sum(xi[i] for i in range(m))  # 1_{j < tau} = 1 for m <= tau
+            - sum(integ[i] - eta * Fp[i] for i in range(m))  # int [F(phi_s) - F(phi_{j eta})] ds
+        )
+        total += sp.expand(theta - phi - eps_m) ** 2
+    return sp.expand(total)
