@@ -72,8 +72,33 @@ CASES = {
         lambda z: E.weight_decay_controls(z.appendix20_streams, horizon=z.appendix20_horizon),
     ),
     "rare_gates.noise": (
-        {"appendix20_streams": 66, "appendix20_horizon": 20},
-        lambda z: E.parameter_noise(z.appendix20_streams, horizon=z.appendix20_horizon),
+        {"appendix20_noise_streams": 66, "appendix20_horizon": 20},
+        lambda z: E.parameter_noise(z.appendix20_noise_streams, horizon=z.appendix20_horizon),
+    ),
+    "rare_gates.weight_decay_b8": (
+        {"appendix20_alt_streams": 66, "appendix20_horizon": 20},
+        lambda z: E.weight_decay_controls(z.appendix20_alt_streams, b=E.A20_ALT_B, horizon=z.appendix20_horizon),
+    ),
+    "rare_gates.noise_b8": (
+        {"appendix20_alt_streams": 66, "appendix20_horizon": 20},
+        lambda z: E.parameter_noise(z.appendix20_alt_streams, b=E.A20_ALT_B, horizon=z.appendix20_horizon),
+    ),
+    # the further streams of four cells, after each experiment's own (2 here) and the saturation runs (none)
+    "rare_gates.larger": (
+        {
+            "fig3a_streams": 2,
+            "table2_streams": 2,
+            "appendix20_noise_streams": 2,
+            "agree_streams": 68,
+            "same_streams": 68,
+            "appendix20_horizon": 20,
+        },
+        lambda z: {
+            "agree,fig3a": E.gamma_grid(66, delta0s=[1e-4], bs=[64], etas=[0.01], first_stream=2)[0],
+            "agree,table2": E.long_horizons(66, [(64, 1e-4)], first_stream=2)[0],
+            "same,fig3a": E.gamma_grid(66, delta0s=[1e-5], bs=[16], etas=[0.01], first_stream=2)[0],
+            "same,a20": E.parameter_noise(66, scales=[0.0], modes=["independent"], horizon=20.0, first_stream=2)[0],
+        },
     ),
     "rare_gates.cor5": ({"cor5_streams": 66}, lambda z: E.sample_size_design(z.cor5_streams)),
     "rare_gates.halving": ({"halving_inits": 1}, lambda z: E.gd_step_halving(z.halving_inits)),
@@ -178,9 +203,17 @@ def test_cells_cover_every_stream_once_in_order(profile):
             )
             key = (p.get("setting"), tuple(kw.get("etas", ())))
             ranges.setdefault(key, []).append((first, count))
-        # the saturation runs continue each Table 2 setting's streams after Table 2's own
-        start = z.table2_streams if exp.name == "rare_gates.saturation" else 0
+        # the saturation runs continue each Table 2 setting's streams after Table 2's own; the larger runs each
+        # side's after its experiment's own (and Table 2's after the saturation runs)
+        larger = {
+            "agree,fig3a": z.fig3a_streams,
+            "agree,table2": z.table2_streams + z.saturation_streams,
+            "same,fig3a": z.fig3a_streams,
+            "same,a20": z.appendix20_noise_streams,
+        }
         for key, rs in ranges.items():
+            start = z.table2_streams if exp.name == "rare_gates.saturation" else 0
+            start = larger[key[0]] if exp.name == "rare_gates.larger" else start
             starts = [f for f, _ in rs]
             assert starts == sorted(starts) and starts[0] == start, (exp.name, key)
             assert all(f + n == g for (f, n), (g, _) in zip(rs, rs[1:])), (exp.name, key)

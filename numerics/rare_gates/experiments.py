@@ -125,11 +125,26 @@ class Sizes:
     cor3_times: int = 3  # source times of the Corollary 3 runs (the first entries of COR3_GRID)
     cor3_streams: int = 128  # target streams per (initialisation, source time, step size) of the Corollary 3 runs
     cor3_batches: int = 1  # (b > 1, T) settings of the Corollary 3 runs (the first entries of COR3_BATCH_GRID; 0: none)
+    # streams per Appendix 20 setting rerun at the alternative batch A20_ALT_B (weight decay and noise, to
+    # appendix20_horizon; 0 = not run)
+    appendix20_alt_streams: int = 128
+    # streams per Appendix 20 noise setting (the noise comparison with the paper's 128 decides from 152); the
+    # weight-decay controls keep appendix20_streams
+    appendix20_noise_streams: int = 160
+    # streams per side of the ours-vs-ours comparisons that decide at power 0.8 (rare_gates.larger): the repeated
+    # cell (64, 1e-4) of RG-sim.T2.agree (Figure 3(a) cell and Table 2 row; 432 decide) and Appendix 20's no-noise
+    # runs against Figure 3(a)'s (16, 1e-5) cell for RG-sim.A20.same's order test (550 decide at our rate 0.085 of
+    # that cell: the 336 of the 64-stream cell's 0.14 did not); each side is its experiment's own streams followed by
+    # further ids of the same seed
+    agree_streams: int = 448
+    same_streams: int = 576
 
 
 PROFILES = {
-    # quick: every claim at paper scale or above where that is cheap: Figure 3(a), Table 2 and
-    # Appendix 20 at the paper's sizes; Table 1 at 96 inits, three full cells of 32 (the lock-step
+    # quick: every claim at paper scale or above where that is cheap: Figure 3(a) and Table 2 at the paper's sizes,
+    # Appendix 20 at 128 streams, its noise settings at 160 (the comparison with the paper's 128 decides from 152;
+    # the b = 8 reruns at 128), larger samples of the two ours-vs-ours comparisons that decide (agree_streams,
+    # same_streams); Table 1 at 96 inits, three full cells of 32 (the lock-step
     # pools make 72 cost as much; the paper's 64 give the source-pair check power 0.77 against its
     # alternative) and 320 streams per Corollary 5 arm
     # (the equal-N b comparison needs about 296); a few selected streams for the slow 80-bit
@@ -183,6 +198,10 @@ PROFILES = {
         cor3_times=5,
         cor3_streams=2048,
         cor3_batches=3,
+        appendix20_alt_streams=512,
+        appendix20_noise_streams=256,
+        agree_streams=1024,
+        same_streams=1024,
     ),
 }
 
@@ -210,7 +229,7 @@ def sizes_with(profile: str, overrides: dict | None = None) -> Sizes:
     >>> sizes_with("quick", {"streams": 2})
     Traceback (most recent call last):
     ...
-    ValueError: unknown size 'streams'; sizes are: table1_inits, halving_inits, fig3a_streams, table2_streams, floor_horizon, extended_per_setting, extended_horizon, appendix20_streams, appendix20_horizon, joint_inits, cor5_streams, floor80_streams, warm_inits, warm_streams, fresh_inits, repeat_streams, perturb, saturation_streams, cor3_times, cor3_streams, cor3_batches
+    ValueError: unknown size 'streams'; sizes are: table1_inits, halving_inits, fig3a_streams, table2_streams, floor_horizon, extended_per_setting, extended_horizon, appendix20_streams, appendix20_horizon, joint_inits, cor5_streams, floor80_streams, warm_inits, warm_streams, fresh_inits, repeat_streams, perturb, saturation_streams, cor3_times, cor3_streams, cor3_batches, appendix20_alt_streams, appendix20_noise_streams, agree_streams, same_streams
     >>> sizes_with("quick", {"table1_inits": "0"})
     Traceback (most recent call last):
     ...
@@ -1153,6 +1172,10 @@ def log_slope(t: npt.ArrayLike, angle: npt.ArrayLike, mask: npt.ArrayLike | None
 
 # --- Appendix 20 -------------------------------------------------------------------------------------
 
+# Appendix 20's batch is lost in the text; our reading is b = 16 (the Table 2 setting of its delta0). The batch its
+# own Lambda(t) implies from its no-noise 0.04 by H = 1000 is 7.5: A20_ALT_B reruns its settings at b = 8.
+A20_ALT_B = 8
+
 
 def weight_decay_controls(
     streams: int,
@@ -1240,6 +1263,7 @@ def parameter_noise(
                 {
                     "mode": mode if s > 0 else "none",
                     "s": s,
+                    "b": b,
                     "horizon": horizon,
                     "recovery": res.recovery_time,
                     "final_angle": res.final_angle,

@@ -21,7 +21,10 @@ experiment                      cells                                 paper
 ``rare_gates.grid``             (delta0, b, eta) cell                 Figure 3(a)
 ``rare_gates.weight_decay``     (lambda, 64 streams)                  Appendix 20, Figure 5
 ``rare_gates.noise``            (mode, s, 64 streams)                 Appendix 20, Figure 5
+``rare_gates.weight_decay_b8``  (lambda, 64 streams), b = 8           Appendix 20 (the batch 0.04 implies)
+``rare_gates.noise_b8``         (mode, s, 64 streams), b = 8          Appendix 20 (the batch 0.04 implies)
 ``rare_gates.repeat``           (setting, run, 64 streams)            Appendix 19 (repeated cells)
+``rare_gates.larger``           (side, 64 further streams)            Appendix 19-20 (ours vs ours)
 ``rare_gates.theorem1``         (init, T, eta), (eta, inits)          Theorem 1, Corollary 3
 ``rare_gates.cor5``             (arm, 64 streams)                     Corollary 5 (our design)
 ``rare_gates.joint``            (eta, 32 initialisations)             Appendix 19, Figure 4
@@ -187,6 +190,7 @@ def _theorem1_cells(z: E.Sizes) -> list[dict]:
         for first, count in chunks(z.warm_streams, 256)
     ]
     # Corollary 3 at b = 1 (the source batch), then at the b > 1 settings; b is a cell parameter only where set
+    cor3_settings: list[tuple[int | None, float, float, int]]
     cor3_settings = [(None, t, eta, seed) for t, eta, seed in E.cor3_settings(z.cor3_times)]
     cor3_settings += list(E.cor3_batch_settings(z.cor3_batches))
     cor3 = [
@@ -242,15 +246,92 @@ def _weight_decay_cells(z: E.Sizes) -> list[dict]:
     )
 
 
-def _noise_cells(z: E.Sizes) -> list[dict]:
-    settings = [("none", {"modes": ["independent"], "scales": [0.0]})]
+def _larger_cells(z: E.Sizes) -> list[dict]:
+    """Further streams (ids after each experiment's own) of the cells whose ours-vs-ours comparisons need more.
+
+    'agree,fig3a' / 'agree,table2': the repeated cell (b = 64, delta0 = 1e-4) of Figure 3(a) and Table 2 (ids after
+    the row's and the saturation runs' streams); 'same,fig3a' / 'same,a20': Figure 3(a)'s (16, 1e-5) cell and
+    Appendix 20's no-noise runs. Each side holds ``agree_streams`` or ``same_streams`` with the experiment's own.
+    """
+    fig3a = dict(seed=E.SEEDS["fig3a"], etas=[0.01])
+    parts = [
+        ("agree,fig3a", "gamma_grid", z.fig3a_streams, z.agree_streams, dict(delta0s=[1e-4], bs=[64], **fig3a)),
+        (
+            "agree,table2",
+            "long_horizons",
+            z.table2_streams + z.saturation_streams,
+            z.agree_streams + z.saturation_streams,
+            dict(settings=[[64, 1e-4]], seed=E.SEEDS["table2"]),
+        ),
+        ("same,fig3a", "gamma_grid", z.fig3a_streams, z.same_streams, dict(delta0s=[1e-5], bs=[16], **fig3a)),
+        (
+            "same,a20",
+            "parameter_noise",
+            z.appendix20_noise_streams,
+            z.same_streams,
+            dict(modes=["independent"], scales=[0.0], horizon=z.appendix20_horizon, seed=E.SEEDS["appendix20"]),
+        ),
+    ]
+    return [
+        dict(_cell(call, streams=count, first_stream=first_id + first, **kw), setting=label)
+        for label, call, first_id, last_id, kw in parts
+        for first, count in chunks(max(last_id - first_id, 0), 64)
+    ]
+
+
+def _larger_assemble(_sizes, params: list[dict], values: list) -> dict:
+    """{setting label: the further streams' record}; a label with no cells is absent."""
+    groups: dict[str, list] = {}
+    for p, v in zip(params, values):
+        (record,) = v
+        groups.setdefault(p["setting"], []).append(record)
+    per_stream = ("recovery", "first", "disagreements", "final_angle")
+    return {label: concat_records(recs, per_stream) for label, recs in groups.items()}
+
+
+def _noise_settings(**extra) -> list[tuple[str, dict]]:
+    settings = [("none", {"modes": ["independent"], "scales": [0.0], **extra})]
     settings += [
-        (f"{mode},s={s!r}", {"modes": [mode], "scales": [s]})
+        (f"{mode},s={s!r}", {"modes": [mode], "scales": [s], **extra})
         for mode in ("independent", "shared")
         for s in (1e-7, 1e-6, 1e-5)
     ]
+    return settings
+
+
+def _noise_cells(z: E.Sizes) -> list[dict]:
     return _setting_cells(
-        "parameter_noise", settings, z.appendix20_streams, 64, horizon=z.appendix20_horizon, seed=E.SEEDS["appendix20"]
+        "parameter_noise",
+        _noise_settings(),
+        z.appendix20_noise_streams,
+        64,
+        horizon=z.appendix20_horizon,
+        seed=E.SEEDS["appendix20"],
+    )
+
+
+def _weight_decay_alt_cells(z: E.Sizes) -> list[dict]:
+    """The weight-decay controls at the alternative batch E.A20_ALT_B (same checkpoint, seed and streams)."""
+    settings = [(f"lam={lam!r},b={E.A20_ALT_B}", {"lams": [lam], "b": E.A20_ALT_B}) for lam in (0.0, 0.01, 0.05)]
+    return _setting_cells(
+        "weight_decay_controls",
+        settings,
+        z.appendix20_alt_streams,
+        64,
+        horizon=z.appendix20_horizon,
+        seed=E.SEEDS["appendix20"],
+    )
+
+
+def _noise_alt_cells(z: E.Sizes) -> list[dict]:
+    """The noise controls at the alternative batch E.A20_ALT_B (same checkpoint, seed and streams)."""
+    return _setting_cells(
+        "parameter_noise",
+        _noise_settings(b=E.A20_ALT_B),
+        z.appendix20_alt_streams,
+        64,
+        horizon=z.appendix20_horizon,
+        seed=E.SEEDS["appendix20"],
     )
 
 
@@ -419,10 +500,32 @@ EXPERIMENTS = call_experiments(
         ),
         (
             "noise",
-            "Appendix 20, Figure 5: independent and shared parameter noise (sizes: appendix20_streams, "
+            "Appendix 20, Figure 5: independent and shared parameter noise (sizes: appendix20_noise_streams, "
             "appendix20_horizon)",
             _noise_cells,
             _by_setting(("recovery", "final_angle")),
+        ),
+        (
+            "weight_decay_b8",
+            "Appendix 20: the weight-decay controls at b = 8, the batch its own Lambda(t) implies from its no-noise "
+            "0.04 (sizes: appendix20_alt_streams, appendix20_horizon)",
+            _weight_decay_alt_cells,
+            _by_setting(("recovery", "first")),
+        ),
+        (
+            "noise_b8",
+            "Appendix 20: the noise controls at b = 8, the batch its own Lambda(t) implies from its no-noise 0.04 "
+            "(sizes: appendix20_alt_streams, appendix20_horizon)",
+            _noise_alt_cells,
+            _by_setting(("recovery", "final_angle")),
+        ),
+        (
+            "larger",
+            "Appendix 19, 20: further streams of the repeated cell (64, 1e-4) in Figure 3(a) and Table 2, and of "
+            "Figure 3(a)'s (16, 1e-5) cell and Appendix 20's no-noise runs, for the ours-vs-ours comparisons "
+            "(sizes: agree_streams, same_streams)",
+            _larger_cells,
+            _larger_assemble,
         ),
         (
             "repeat",

@@ -122,6 +122,13 @@ def _a20_alternatives(consequence: str) -> dict:
 
 
 A20_AT_16 = _a20_model(16)
+# Every Appendix 20 claim also reports its settings rerun at b = 8 (E.A20_ALT_B), the batch Appendix 20's own
+# Lambda(t) implies from its no-noise 0.04: what the fitted alternative gives on our runs, reported, not asserted
+A20_B8_LABEL = f"at b = {E.A20_ALT_B} (the batch Appendix 20's 0.04 implies; the reading's alternative, reported)"
+A20_ALT_NOTE = (
+    f"(of the alternatives only b = {E.A20_ALT_B} is simulated, rare_gates.noise_b8 and rare_gates.weight_decay_b8: "
+    f"the line '{A20_B8_LABEL}' of ours)"
+)
 
 
 def _count(times) -> int:
@@ -776,6 +783,18 @@ def test_table1_t400_no_late_recovery(audit, results):
         f"law of D0: its one-sided 95% Clopper-Pearson upper bound must lie below {q:.3f}, the rate at which the "
         "paper's none of seven would have been a 1-in-100 event. The paper's literal none is compared with our share "
         f"by a two-sided Fisher exact test at {T400_LEVEL:g} (its side of the claim)."
+    )
+    audit.evidence(
+        PW.comparison(
+            audit,
+            alternative=f"recoveries after t = 100 at a rate {q:.3f} of the recoveries: 1 - 0.01^(1/7), at which the "
+            "paper's own none of its seven would have been a 1-in-100 event (the paper's side: its 0/7 against ours)",
+            cells=[(0.0, max(m, 1), 7, "recoveries")],
+            directions={f"rate {q:.3f}": lambda p: q},
+            test="fisher",
+            level=T400_LEVEL,
+            label="the paper's side: Fisher vs its 0/7",
+        )
     )
     ok = _rate_check(
         audit,
@@ -1607,7 +1626,8 @@ Z_T2 = E.z_bonferroni(15)  # Table 2: 5 settings x 3 horizons, family-wise 95%
 @claim(
     "RG-sim.T2.fractions",
     reading="our own 128 streams per setting, compared with the paper's 128 as two "
-    "independent samples (Newcombe interval, Bonferroni over the 15 cells)",
+    "independent samples (Newcombe interval, Bonferroni over the 15 cells); power per setting against a slip in that "
+    "setting alone, the weakest setting's recorded",
 )
 @uses("rare_gates.table2", "rare_gates.repeat")
 def test_table2_fractions(audit, results):
@@ -1644,7 +1664,9 @@ def test_table2_fractions(audit, results):
         f"450 of the same streams), so the Bonferroni over 15 is conservative. At b = {b1}, delta0 = {d1:g} our row "
         f"is far from the paper's, but our large sample of that setting ({n_big} streams of two seeds, "
         f"RG-sim.T2.repeat) gives {k_big / n_big:.3f} against their {k_row}/128 (Fisher p = {p_big:.3f}): our row "
-        "is a high draw. The power below is against a factor 2 in every setting at once."
+        "is a high draw. The power below is per setting, against a slip in that setting alone (a factor 2 in its "
+        "effective intensity, the other four at the paper's values): the weakest setting's is the claim's power (a "
+        "slip in every setting at once would be seen far more easily)."
     )
     audit.evidence(
         f"{s0['recovery'].size} streams per setting, eta = {s0['eta']:g}, lambda = {LAM:g}, risk every 10 updates, "
@@ -1652,21 +1674,22 @@ def test_table2_fractions(audit, results):
         f"15). Literal check (paper's fraction inside our 95% Wilson interval) fails in: "
         f"{', '.join(misses) or 'none'}."
     )
-    cells = [
-        (_k_of(q, 128) / 128, s["recovery"].size, 128, (s["b"], s["delta0"]))
-        for s in table2
-        for q in PAPER_T2[(s["b"], s["delta0"])]
-    ]
-    audit.evidence(
-        PW.comparison(
-            audit,
-            alternative="a factor 2 in the effective intensity of every setting: see verify.rare_gates.power",
-            cells=cells,
-            directions=PW.factor(2),
-            independent=True,
-            z=Z_T2,
+    # per-setting power against a single-setting slip: that setting's three nested cells (t <= 60, 200, 450 of the
+    # same streams) form one dependent group, so its power is at least the largest cell power; the minimum over the
+    # five settings is the claim's power (each call records one; the verdict takes the weakest)
+    for s in table2:
+        key = (s["b"], s["delta0"])
+        audit.evidence(
+            PW.comparison(
+                audit,
+                alternative=f"a factor 2 in the effective intensity of the setting b = {key[0]}, delta0 = {key[1]:g} "
+                "alone (a single-setting slip): see verify.rare_gates.power",
+                cells=[(_k_of(q, 128) / 128, s["recovery"].size, 128, key) for q in PAPER_T2[key]],
+                directions=PW.factor(2),
+                z=Z_T2,
+                label=f"b={key[0]}, delta0={key[1]:g}",
+            )
         )
-    )
     assert all(c["consistent"] for c in comps)
 
 
@@ -1912,7 +1935,8 @@ T2_LAST_READING = (
     "our recovery times, as the maximum of k >= 10 draws of one law does with probability above 0.999). The paper's "
     "side: an exact exchangeability (rank) test, r, the number of our recoveries later than the paper's last, has "
     "P(R >= r) = C(n, r)/C(n + k, r) when both samples share one law; two-sided, Bonferroni over the five settings; "
-    "a rejection is a discrepancy, not a failure of ours"
+    "a rejection is a discrepancy, not a failure of ours. A printed sample maximum later than ours is untestable at "
+    "our sizes (the unverifiable part: the evidence gives the size that would decide); an earlier one is tested"
 )
 
 
@@ -1962,9 +1986,20 @@ def test_table2_last_recoveries(audit, results):
         for j in (0, 1)
     }
     alternative = "the paper's recovery times a factor 2 off ours (twice or half: a slip in the time scale, e.g. eta)"
+    # the later direction: a printed maximum later than all n of ours has the rank p 2k/(n + k) at best, so the rank
+    # test can reject it only once n > 2k/level - k recoveries of that setting; in streams, at our recovery rate
+    need = min(
+        (math.ceil((math.floor(2 * k / T2_LAST_LEVEL - k) + 1) * s["recovery"].size / rec.size), label)
+        for s, (label, rec, k, *_rest) in zip(table2, rows)
+    )
     blind = (
-        "A maximum later than all of ours cannot reject (p >= 2k/(n + k)), and cannot lie in our lower half, so "
-        "neither test sees a time scale twice ours: no sample of ours decides that direction"
+        "A printed sample maximum is not testable in the later direction at any size we run: a maximum later than "
+        f"all of ours has the exact rank p >= 2k/(n + k), so it rejects only once n > 2k/{T2_LAST_LEVEL:.3f} - k "
+        f"(at least {need[0]} streams of the easiest setting, {need[1]}, against our {table2[0]['recovery'].size}), "
+        "and it cannot lie in our lower half; the max-of-k law F(t)^k with our empirical F would reject it, but "
+        "only by ignoring our own tail (under one law the paper's maximum exceeds all of ours with probability "
+        "k/(n + k), far above the level), so the exact rank test is that law's valid form. The earlier direction "
+        "(half ours) is seen by both tests"
     )
     for j, label in ((1, "ours: upper half"), (0, "rank test")):
         audit.evidence(
@@ -2065,10 +2100,15 @@ def test_table2_unrecovered_disagreements(audit, results):
     assert p >= 0.05 and dis / unrec < 0.1
 
 
+EXTENDED_ALL = 640  # the paper's 'all 640 long-horizon runs' (5 settings x 128)
+
+
 @claim(
     "RG-sim.T2.extended",
-    reading="in the quick profile a subset of the runs to a shorter horizon (the scope line says which); the full "
-    "profile replays all of them through t = 1000",
+    reading="a check of 'the same times in all 640 runs' over the runs we replay: in the quick profile a subset to a "
+    "shorter horizon (the scope line says which), so the verdict is inconclusive there by its power against a rate "
+    "of differing runs at which the paper's all-640 would have been a 1-in-100 event; the full profile replays all "
+    "of them through t = 1000",
 )
 @uses("rare_gates.extended")
 def test_extended_precision(audit, sizes, results):
@@ -2101,26 +2141,58 @@ def test_extended_precision(audit, sizes, results):
         )
         + " The angle floor below float64 is checked as RG-19.floor80."
     )
+    # power: 'the same times in all 640 runs' fails at the first run whose times differ; against runs that differ at
+    # the rate q at which the paper's all-640 would have been a 1-in-100 event, n replayed runs see one with
+    # probability 1 - (1 - q)^n (an upper bound where the horizon is short of t = 1000: later differences are unseen)
+    q = PW.exception_rate(EXTENDED_ALL)
+    full = sizes.extended_horizon >= 1000.0
+    power = -math.expm1(n * math.log1p(-q))
+    need = math.ceil(math.log(1 - PW.POWER_REQUIRED) / math.log1p(-q))
+    audit.evidence(
+        PW.record(
+            audit,
+            power,
+            alternative=f"runs whose recovery or first-disagreement times differ between float64 and extended "
+            f"precision at a rate {q:.4f}: 1 - 0.01^(1/{EXTENDED_ALL}), at which the paper's 'the same in all "
+            f"{EXTENDED_ALL}' would have been a 1-in-100 event",
+            label="runs replayed" if full else "a subset of the runs replayed",
+            method=f"exact: 1 - (1 - {q:.4f})^{n} over the {n} runs replayed through t = {sizes.extended_horizon:g}"
+            + ("" if full else " (an upper bound: differences after that horizon are not seen)"),
+            decide=f"{need} runs through t = 1000 would decide (the full profile replays all {EXTENDED_ALL})",
+        )
+    )
     assert events[0] > 0 and events[1] > 0
     assert same_rec and same_first
 
 
+def _with_larger(recovery: np.ndarray, larger: dict, side: str) -> np.ndarray:
+    """An experiment's own recovery times followed by its seed's further streams in rare_gates.larger (if any)."""
+    return np.concatenate([recovery, larger[side]["recovery"]]) if side in larger else np.asarray(recovery)
+
+
 @claim(
     "RG-sim.T2.agree",
-    reading="our Figure 3(a) cell (64 streams, risk every update) and our Table 2 row "
-    "(128 streams, every 10 updates) compared with each other and each with the paper's count by Fisher exact "
-    "tests",
+    reading="our Figure 3(a) cell (risk every update, H = 200) and our Table 2 row (every 10 updates, t <= 450), "
+    "each with the further streams of its seed (rare_gates.larger: agree_streams each, so that the ours-vs-ours "
+    "comparison has power), compared with each other and each with the paper's count by Fisher exact tests",
 )
-@uses("rare_gates.grid", "rare_gates.table2")
+@uses("rare_gates.grid", "rare_gates.table2", "rare_gates.larger")
 def test_repeated_cell_agrees(audit, results):
-    grid, table2 = results["rare_gates.grid"], results["rare_gates.table2"]
+    grid, table2, larger = results["rare_gates.grid"], results["rare_gates.table2"], results["rare_gates.larger"]
     cell = next(c for c in grid if c["b"] == 64 and c["delta0"] == 1e-4 and c["eta"] == 0.01)
     row = next(s for s in table2 if s["b"] == 64 and s["delta0"] == 1e-4)
-    k1, n1 = _count(cell["recovery"]), cell["recovery"].size
-    k2, n2 = E.recovered_by(row["recovery"], 450), row["recovery"].size
+    own = (_count(cell["recovery"]), cell["recovery"].size, E.recovered_by(row["recovery"], 450), row["recovery"].size)
+    rec1 = _with_larger(cell["recovery"], larger, "agree,fig3a")
+    rec2 = _with_larger(row["recovery"], larger, "agree,table2")
+    k1, n1 = _count(rec1), rec1.size
+    k2, n2 = E.recovered_by(rec2, 450), rec2.size
     ps = [E.fisher_p(k1, n1, k2, n2), E.fisher_p(k1, n1, 60, 64), E.fisher_p(k2, n2, 126, 128)]
     audit.ours(f"{k1}/{n1} there, {k2}/{n2} here (Fisher p = {ps[0]:.3f}; vs paper: {ps[1]:.3f}, {ps[2]:.3f})")
-    audit.evidence("Two-sided Fisher exact tests, Bonferroni over the three pairs (1.67% each).")
+    audit.ours(f"{own[0]}/{own[1]} there, {own[2]}/{own[3]} here", label="the experiments' own streams")
+    audit.evidence(
+        "Two-sided Fisher exact tests, Bonferroni over the three pairs (1.67% each). Our cell and row include "
+        f"the further streams of their seeds ({n1} and {n2} in all; the experiments' own {own[1]} and {own[3]} first)."
+    )
     fisher3 = dict(test="fisher", level=0.05 / 3, directions=PW.factor(2))
     alt = "a factor 2 in the effective intensity between the two cells: see verify.rare_gates.power"
     audit.evidence(
@@ -2148,6 +2220,17 @@ def test_repeated_cell_agrees(audit, results):
 
 
 CADENCE_EFFECT = 0.005  # a check cadence that flips more than 0.5% of outcomes would matter at these sample sizes
+# the small-sample pair difference counts as sampling unless a difference at least as large (by Fisher p) in some
+# setting has probability below 1 in 1000 under one rate per setting: rarer than that would point past sampling
+# (a bug in one experiment), 50 times the Holm level 0.05 stricter so that the small pairs' chance events pass
+PAIR_CHANCE_LEVEL = 0.001
+
+
+def _pair_chance(p_obs: float, n1: int, n2: int, rate: float) -> float:
+    """P(Fisher two-sided p <= p_obs) for independent Binomial(n1, rate) and Binomial(n2, rate) counts (exact)."""
+    grid = S.fisher_p_grid(n1, n2)
+    weight = np.outer(stats.binom.pmf(np.arange(n1 + 1), n1, rate), stats.binom.pmf(np.arange(n2 + 1), n2, rate))
+    return float(weight[grid <= p_obs * (1 + 1e-9)].sum())  # 1e-9: the p-value grid's float rounding, no more
 
 
 def _repeat_runs(repeat: list[dict]) -> dict:
@@ -2159,8 +2242,12 @@ def _repeat_runs(repeat: list[dict]) -> dict:
     "RG-sim.T2.repeat",
     reading="'the settings repeat cells of Figure 3(a)' read as: through t = 200 both experiments estimate one "
     "recovery probability per setting, so the check cadence (every update there, every ten updates here) must not "
-    "change outcomes; checked on the same streams (each experiment's streams rerun with the other's cadence), "
-    "and the two experiments' seeds checked to give one rate on a large sample of the most discordant setting",
+    "change outcomes; checked on the same streams (each experiment's streams rerun with the other's cadence). "
+    "'The estimates agree' is decided on the evidence with power (see the power lines): the cadence rerun and a "
+    "large sample of each experiment's seed at the most discordant setting, which must give one rate. The small "
+    "samples' pair difference there (Fisher, Holm-adjusted over the five settings) is a finding of ours, reported "
+    "with its significance; its cause is tested to be sampling (cadence and seeds excluded; the probability of a "
+    "difference that large in some setting under one rate per setting, computed exactly, must exceed 1 in 1000)",
 )
 @uses("rare_gates.grid", "rare_gates.table2", "rare_gates.repeat")
 def test_repeated_cells_one_probability(audit, results, sizes):
@@ -2197,6 +2284,22 @@ def test_repeated_cells_one_probability(audit, results, sizes):
         np.isfinite(next(c for c in grid if c["b"] == b and c["delta0"] == d and c["eta"] == 0.01)["recovery"]).sum()
     )
     k2 = E.recovered_by(table2[i]["recovery"], 200)
+    rates = []
+    for bs, ds in E.TABLE2_SETTINGS:
+        if (bs, ds) == (b, d):
+            rates.append(pooled)
+            continue
+        cs = next(c for c in grid if c["b"] == bs and c["delta0"] == ds and c["eta"] == 0.01)
+        rs = next(s for s in table2 if s["b"] == bs and s["delta0"] == ds)
+        rates.append((_count(cs["recovery"]) + E.recovered_by(rs["recovery"], 200)) / (n3 + n2))
+    chance = 1.0 - float(np.prod([1.0 - _pair_chance(min(pair_ps), n3, n2, r) for r in rates]))
+    audit.ours(
+        f"b={E.TABLE2_SETTINGS[int(np.argmin(pair_ps))][0]}, delta0={E.TABLE2_SETTINGS[int(np.argmin(pair_ps))][1]:g}: "
+        f"Fisher p = {min(pair_ps):.4f}, Holm-adjusted {holm_p:.4f} "
+        f"({'significant' if holm_p < 0.05 else 'not significant'} at 5%); probability of a difference that large "
+        f"in some setting under one rate per setting {chance:.4f} (about 1 in {1 / max(chance, 1e-12):.0f})",
+        label="finding: the small-sample pairs",
+    )
     tail3 = float(stats.binom.cdf(k3, n3, pooled)) if k3 / n3 < pooled else float(stats.binom.sf(k3 - 1, n3, pooled))
     tail2 = float(stats.binom.cdf(k2, n2, pooled)) if k2 / n2 < pooled else float(stats.binom.sf(k2 - 1, n2, pooled))
     audit.ours(
@@ -2214,9 +2317,14 @@ def test_repeated_cells_one_probability(audit, results, sizes):
         f"lower bound of the changed share below {CADENCE_EFFECT:.1%}). The ours-vs-ours pair difference at "
         f"b={E.TABLE2_SETTINGS[int(np.argmin(pair_ps))][0]}, delta0={E.TABLE2_SETTINGS[int(np.argmin(pair_ps))][1]:g} "
         f"(Fisher p = {min(pair_ps):.4f}; Holm-adjusted over the five settings {holm_p:.4f}) "
-        f"{'is significant at 5%: the two small samples do differ' if holm_p < 0.05 else 'is not significant at 5%'}"
-        "; with the cadence excluded (above) and the seeds excluded (below), the difference lies in the streams, a "
-        f"chance event of that size across the five settings (the Figure 3(a) cells share one seed's first {n3} "
+        f"{'is significant at 5%: the small samples differ (our finding)' if holm_p < 0.05 else 'is not significant'}"
+        "; with the cadence excluded (above) and the seeds excluded (below), the difference lies in the streams: "
+        f"under one rate per setting (the pooled small samples; the large samples' at b={b}, delta0={d:g}) a "
+        f"difference at least that large (Fisher p <= {min(pair_ps):.4f}) in some setting has probability "
+        f"{chance:.4f} (exact over the binomial laws; the settings taken as independent), about 1 in "
+        f"{1 / max(chance, 1e-12):.0f}: a sampling event, checked to lie above {PAIR_CHANCE_LEVEL:g} (rarer would "
+        f"point at a bug). The verdict on 'the estimates agree' rests on the checks with power (the cadence rerun "
+        f"and the large samples), not on the small pairs (the Figure 3(a) cells share one seed's first {n3} "
         f"streams, the Table 2 rows each have their own). At b={b}, delta0={d:g} a large sample of each seed "
         f"({n_big} streams) gives {kf / n_big:.3f} and {kt / n_big:.3f} (one rate, pooled {pooled:.3f}); against it "
         f"our Figure 3(a) cell's {k3}/{n3} is a one-sided binomial tail of {tail3:.3f} and our Table 2 row's "
@@ -2249,6 +2357,7 @@ def test_repeated_cells_one_probability(audit, results, sizes):
     )
     assert flip_lo <= CADENCE_EFFECT
     assert p_big >= 0.05
+    assert chance >= PAIR_CHANCE_LEVEL
 
 
 # The one setting (b = 16, delta0 = 1e-5, eta = 0.01) estimated three times in the paper, by horizon:
@@ -2277,14 +2386,19 @@ def _order_tests(counts: dict) -> tuple[float, list[float]]:
 
 
 def _our_same(results) -> dict:
+    """Our three experiments of the setting; Figure 3(a)'s cell and Appendix 20's no-noise runs with the further
+    streams of their seeds (rare_gates.larger: same_streams each), so that the order test has power."""
     grid, table2, noise = results["rare_gates.grid"], results["rare_gates.table2"], results["rare_gates.noise"]
+    larger = results["rare_gates.larger"]
     cell = next(c for c in grid if c["b"] == 16 and c["delta0"] == 1e-5 and c["eta"] == 0.01)
     row = next(s for s in table2 if s["b"] == 16 and s["delta0"] == 1e-5)
     none = next(z for z in noise if z["s"] == 0.0)
+    rec3 = _with_larger(cell["recovery"], larger, "same,fig3a")
+    rec1 = _with_larger(none["recovery"], larger, "same,a20")
     return {
-        "Figure 3(a), H = 200": (_count(cell["recovery"]), cell["recovery"].size),
+        "Figure 3(a), H = 200": (_count(rec3), rec3.size),
         "Table 2, t <= 200": (E.recovered_by(row["recovery"], 200), row["recovery"].size),
-        "Appendix 20, H = 1000": (E.recovered_by(none["recovery"], none["horizon"]), none["recovery"].size),
+        "Appendix 20, H = 1000": (E.recovered_by(rec1, none["horizon"]), rec1.size),
     }
 
 
@@ -2304,10 +2418,10 @@ A20_SAME_READING = (
     fitted=_a20_alternatives(
         "Appendix 20's 0.04 is then not the setting of Figure 3(a)'s 9/64 and Table 2's 0.078 (both b = 16), so the "
         "three are no longer estimates of one setting and the paper's order conflict disappears (our side, three "
-        "experiments at b = 16, is unchanged; b = {b} not simulated)"
+        "experiments at b = 16, is unchanged) " + A20_ALT_NOTE
     ),
 )
-@uses("rare_gates.grid", "rare_gates.table2", "rare_gates.noise")
+@uses("rare_gates.grid", "rare_gates.table2", "rare_gates.noise", "rare_gates.noise_b8", "rare_gates.larger")
 def test_same_setting_three_horizons_ours(audit, results):
     ours = _our_same(results)
     hom, order = _order_tests(ours)
@@ -2325,6 +2439,17 @@ def test_same_setting_three_horizons_ours(audit, results):
         "another setting, no order to test",
         label="the paper's three (a reading-dependent tension)",
     )
+    none8 = next(z for z in results["rare_gates.noise_b8"] if z["s"] == 0.0)
+    k8, n8 = E.recovered_by(none8["recovery"], none8["horizon"]), none8["recovery"].size
+    k16, n16 = ours["Appendix 20, H = 1000"]
+    kp, n_p = PAPER_SAME["Appendix 20, H = 1000"]
+    audit.ours(
+        f"no-noise recovery by H = {none8['horizon']:g}: {k8}/{n8} = {k8 / n8:.3f} against the paper's {_NOISE[0]:g} "
+        f"(Fisher p = {E.fisher_p(k8, n8, kp, n_p):.3f}; at b = 16 ours {k16}/{n16}, Fisher p = "
+        f"{E.fisher_p(k16, n16, kp, n_p):.3f}): at b = {E.A20_ALT_B} Appendix 20's runs are another setting than "
+        "Figure 3(a)'s 9/64 and Table 2's 0.078, and no order test applies",
+        label=A20_B8_LABEL,
+    )
     audit.evidence(
         "Recovery by H is non-decreasing in H for one setting, so three estimates of it at H = 200, t <= 200 and "
         "H = 1000 can differ only by sampling, and an H = 1000 fraction below a shorter horizon's only by chance: "
@@ -2335,6 +2460,11 @@ def test_same_setting_three_horizons_ours(audit, results):
         "the reading, reported here and not raised as a discrepancy."
     )
     (k3, n3), _, (k1, n1) = ours.values()
+    audit.evidence(
+        f"Our Figure 3(a) cell and our Appendix 20 no-noise runs are taken with the further streams of their seeds "
+        f"(rare_gates.larger), {n3} and {n1} in all, so that the order test has power; our Table 2 row is its own "
+        f"{ours['Table 2, t <= 200'][1]}."
+    )
     audit.evidence(
         PW.comparison(
             audit,
@@ -2575,11 +2705,31 @@ def _grid_counts(grid):
     return G, k, n
 
 
+FIG3A_BOOT = 2000  # stream-coupled bootstrap replicates of the deviance (its p-value to about +-0.005 near 0.05)
+
+
+def _coupled_counts(X: np.ndarray, probs: np.ndarray, reps: int, rng: np.random.Generator) -> np.ndarray:
+    """Counts (reps, cells) with cell probabilities ``probs`` and the cells' dependence through shared streams.
+
+    ``X`` (cells, m): each stream's recovery in each cell (the same m streams, the same draws, in every cell). The
+    streams are resampled jointly across the cells; a stream's uniform in cell c is drawn below the cell's observed
+    rate where it recovered there, above it where not, so each uniform is exactly Unif(0, 1) and the streams that
+    recover together in the data stay together; a run recovers under ``probs`` when its uniform lies below probs[c].
+    """
+    X = np.asarray(X, dtype=bool)
+    p_hat = X.mean(axis=1)[None, :, None]
+    Xs = X[:, rng.integers(0, X.shape[1], size=(reps, X.shape[1]))].transpose(1, 0, 2)  # (reps, cells, m)
+    u = rng.random(Xs.shape)
+    u = np.where(Xs, u * p_hat, p_hat + u * (1.0 - p_hat))
+    return (u < np.asarray(probs, dtype=float)[None, :, None]).sum(axis=2)
+
+
 @claim(
     "RG-sim.fig3a.gamma",
     reading="'approximately a function of Gamma' read as: a nondecreasing function of Gamma "
-    "alone fits the 24 cells (binomial isotonic fit; parametric-bootstrap deviance test, p >= 0.05) and the "
-    "Spearman rank correlation of Gamma and the fraction is at least 0.9",
+    "alone fits the 24 cells (binomial isotonic fit; deviance test, p >= 0.05, calibrated by a bootstrap that keeps "
+    "the cells' shared streams: streams resampled jointly across cells; the independent-cell bootstrap's p is "
+    "reported) and the Spearman rank correlation of Gamma and the fraction is at least 0.9",
 )
 @uses("rare_gates.grid", "rare_gates.table1")
 def test_fig3a_function_of_gamma(audit, results):
@@ -2588,32 +2738,47 @@ def test_fig3a_function_of_gamma(audit, results):
     test = E.monotone_in_gamma_test(G, k, n)
     rho = float(stats.spearmanr(G, k / n)[0])
     audit.ours(rho, label="Spearman rho (Gamma, fraction)")
-    audit.ours(f"deviance {test['deviance']:.2f}, bootstrap p = {test['p_value']:.3f}", label="isotonic fit in Gamma")
-    audit.evidence(
-        f"{G.size} cells x {n[0]} streams (the same streams in every cell), H = 200, risk every update. "
-        "The isotonic deviance is calibrated by 2000 binomial resamples from the fitted function."
-    )
-    paper_pts = [(0.01, 5 / 64, "b=1"), (0.64, 60 / 64, "b=64")]
-    audit.figure(F.figure3a(grid, table1, paper_pts), "rg_fig3a")
-    # Power: a factor 2 between the effective intensities of the two step sizes at equal Gamma; the deviance's
-    # critical value is taken once from the null law under our fitted function (the test recalibrates per data set)
+    # the cells share their streams (the same ids and draws in every cell): the null keeps that dependence
+    X = np.array([np.isfinite(c["recovery"]) for c in grid])
     _, inv = np.unique(np.round(np.log(G), 9), return_inverse=True)
     fit_cell = test["fit"][inv]
-    etas = np.array([c["eta"] for c in grid])
-    p_alt = np.where(
-        etas == min(etas), PW.intensity_scaled(fit_cell, math.sqrt(2)), PW.intensity_scaled(fit_cell, 1 / math.sqrt(2))
-    )
 
     def deviance(kk):
         kp, npool = np.bincount(inv, weights=kk), np.bincount(inv, weights=n)
         return E.binomial_deviance(kp, npool, E.isotonic_increasing(kp, npool))
 
-    rng0 = np.random.Generator(np.random.Philox(key=np.array([E.SEEDS["bootstrap"], 4], dtype=np.uint64)))
-    null = [deviance(rng0.binomial(n, fit_cell)) for _ in range(2000)]
-    crit = float(np.quantile(null, 0.95))
+    rng_c = np.random.Generator(np.random.Philox(key=np.array([E.SEEDS["bootstrap"], 5], dtype=np.uint64)))
+    null_c = np.array([deviance(kk) for kk in _coupled_counts(X, fit_cell, FIG3A_BOOT, rng_c)])
+    p_coupled = float((1 + np.sum(null_c >= test["deviance"])) / (FIG3A_BOOT + 1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        phi = np.corrcoef(X[X.std(axis=1) > 0].astype(float))
+    phi_mean = float(np.nanmean(phi[~np.eye(phi.shape[0], dtype=bool)]))
+    audit.ours(
+        f"deviance {test['deviance']:.2f}, stream-coupled bootstrap p = {p_coupled:.3f} (independent-cell bootstrap "
+        f"p = {test['p_value']:.3f}, reported)",
+        label="isotonic fit in Gamma",
+    )
+    audit.ours(f"{phi_mean:.3f}", label="mean correlation of a stream's recovery between two cells")
+    audit.evidence(
+        f"{G.size} cells x {n[0]} streams (the same streams in every cell), H = 200, risk every update. "
+        f"The isotonic deviance is calibrated by {FIG3A_BOOT} resamples from the fitted function that keep the "
+        "cells' shared streams (streams resampled jointly across the cells, each run's recovery coupled to its "
+        f"recovery in the data; mean between-cell correlation of a stream's recovery {phi_mean:.3f}); the "
+        "independent-cell parametric bootstrap, which ignores the sharing, is reported beside it."
+    )
+    paper_pts = [(0.01, 5 / 64, "b=1"), (0.64, 60 / 64, "b=64")]
+    audit.figure(F.figure3a(grid, table1, paper_pts), "rg_fig3a")
+    # Power: a factor 2 between the effective intensities of the two step sizes at equal Gamma; the deviance's
+    # critical value is taken once from the stream-coupled null law under our fitted function (the test recalibrates
+    # per data set), and the alternative's counts are drawn with the same coupling of the cells
+    etas = np.array([c["eta"] for c in grid])
+    p_alt = np.where(
+        etas == min(etas), PW.intensity_scaled(fit_cell, math.sqrt(2)), PW.intensity_scaled(fit_cell, 1 / math.sqrt(2))
+    )
+    crit = float(np.quantile(null_c, 0.95))
 
     def trial(rng):
-        kk = rng.binomial(n, p_alt)
+        kk = _coupled_counts(X, p_alt, 1, rng)[0]
         return deviance(kk) > crit or float(stats.spearmanr(G, kk / n)[0]) < 0.9
 
     sim = S.power_by_simulation(trial, reps=400, seed=E.SEEDS["bootstrap"])
@@ -2623,12 +2788,13 @@ def test_fig3a_function_of_gamma(audit, results):
             sim.power,
             alternative="a factor 2 between the effective intensities of the two step sizes at equal "
             "Gamma: recovery a function of b delta0/eta^(1/2) rather than of Gamma",
-            method=f"simulation: counts from our isotonic fit with the intensity x sqrt 2 at eta = {min(etas):g} and "
-            f"/ sqrt 2 at eta = {max(etas):g}; rejects when the deviance exceeds {crit:.2f} (the 95% point under "
-            f"our fitted function, 2000 resamples) or Spearman rho < 0.9; {sim}",
+            method=f"simulation: stream-coupled counts from our isotonic fit with the intensity x sqrt 2 at eta = "
+            f"{min(etas):g} and / sqrt 2 at eta = {max(etas):g}; rejects when the deviance exceeds {crit:.2f} (the "
+            f"95% point of the stream-coupled null under our fitted function, {FIG3A_BOOT} resamples) or Spearman "
+            f"rho < 0.9; {sim}",
         )
     )
-    assert rho >= 0.9 and test["p_value"] >= 0.05
+    assert rho >= 0.9 and p_coupled >= 0.05
 
 
 @claim("RG-sim.fig3a.poisson")
@@ -2697,26 +2863,30 @@ def test_fig3a_batch(audit, results):
 
 
 def _kappa_stats(K: np.ndarray, n: int, G: np.ndarray) -> np.ndarray:
-    """Per row of counts K (reps, cells): min and max kappa_eff over interior cells and the share below one."""
+    """Per row of counts K (reps, cells): min and max kappa_eff over interior cells, the share below one, and the
+    number of interior cells (0 < k < n: the paper's '12 cells with recovery fraction in (0, 1)')."""
     inner = (K > 0) & (K < n)
     with np.errstate(divide="ignore", invalid="ignore"):
         kap = np.where(inner, -math.pi * LAM * np.log1p(-K / n) / G, np.nan)
     m = inner.sum(axis=1)
     ok = m > 0
-    out = np.full((K.shape[0], 3), np.nan)
+    out = np.full((K.shape[0], 4), np.nan)
     out[ok, 0] = np.nanmin(kap[ok], axis=1)
     out[ok, 1] = np.nanmax(kap[ok], axis=1)
     out[ok, 2] = np.nansum(kap[ok] < 1, axis=1) / m[ok]
+    out[ok, 3] = m[ok]
     return out
 
 
 KAPPA_REPS = 20000  # bootstrap replicates under each alternative: powers to about +-0.003
 # null replicates of the paper's statistics: they are discrete (extremes of 64-stream counts, a share of 12 cells), and
-# an atom of the maximum sits near the Bonferroni tail (null P(max <= 0.966) = 0.0092 against 0.0083): 200000 draws
-# place it to +-0.0002, where 20000 (+-0.0007) moved the power between 0.80 and 0.87 with the seed
+# an atom of the maximum sat near the Bonferroni tail (null P(max <= 0.966) = 0.0092 against 0.0083 at 0.05/3):
+# 200000 draws place it to +-0.0002, where 20000 (+-0.0007) moved the power between 0.80 and 0.87 with the seed
 KAPPA_NULL = 200000
 KAPPA_OWN_REPS, KAPPA_CHUNK = 4000, 500  # our side's power (near 1: +-0.001 at 4000), in chunks of 500 (32 MB arrays)
-KAPPA_LEVEL = 0.05 / 3  # the paper's three statistics (min, max, share below one), two-sided each, Bonferroni
+KAPPA_LEVEL = 0.05 / 4  # the paper's four statistics (min, max, share below one, interior cells), two-sided, Bonferroni
+KAPPA_NAMES = ("min", "max", "share below one", "cells in (0, 1)")
+KAPPA_POISSON = 1.0  # the Poisson account's kappa_eff (no transient reduction): 'ten of 12 below one' excludes it
 PAPER_KAPPA = tuple(float(v) for v in paper_numbers("RG-sim.fig3a.kappa")[:2])  # the printed range, 0.49 to 1.49
 KAPPA_GRID = np.geomspace(0.02, 50.0, 8001)  # pooled-kappa likelihood grid: steps of 0.1% in kappa
 KAPPA_HALF_CHI2 = float(stats.chi2.ppf(0.95, 1)) / 2  # 95% profile-likelihood interval: log-likelihood drop 1.92
@@ -2781,7 +2951,7 @@ def _kappa_null(grid) -> dict:
     order = np.argsort(G, kind="stable")
     p_fit = np.empty(G.size)
     p_fit[order] = E.isotonic_increasing(k[order], n[order])
-    paper = np.array([*PAPER_KAPPA, 10 / 12])
+    paper = np.array([*PAPER_KAPPA, 10 / 12, 12])
     null = _kappa_null_of(tuple(G), tuple(p_fit))
     pvals = [float(v) for v in _kappa_pvalues(null, paper[None, :])[0]]
     return {
@@ -2800,10 +2970,13 @@ KAPPA_READING = (
     "ours: the pooled kappa_eff of our cells, the binomial maximum-likelihood kappa of p = 1 - exp(-kappa Gamma/(pi "
     f"lambda)) over all 24 cells, its 95% profile-likelihood interval inside the printed range {PAPER_KAPPA[0]:g} to "
     f"{PAPER_KAPPA[1]:g} (the "
-    "typical effective intensity lies in the paper's range; a summary, as kappa_eff varies with Gamma). The paper's "
-    "side: its range and its share below one (ten of 12) are statistics of 64-stream estimates; each is tested "
+    "typical effective intensity lies in the paper's range; a summary, as kappa_eff varies with Gamma; the range is a "
+    "factor 3 wide, so this part is weak) and, from 'ten of 12 below one', below the Poisson account's kappa_eff = 1 "
+    "(its 95% interval's upper end below one). The paper's "
+    "side: its range, its share below one (ten of 12) and its number of cells with a fraction in (0, 1) (12) are "
+    "statistics of 64-stream estimates; each is tested "
     "against its distribution under our estimate of the truth (parametric bootstrap of the binomial isotonic fit of "
-    "our cells in Gamma), two-sided, Bonferroni over the three; a rejection is a discrepancy, not a failure of ours"
+    "our cells in Gamma), two-sided, Bonferroni over the four; a rejection is a discrepancy, not a failure of ours"
 )
 
 
@@ -2817,39 +2990,43 @@ def test_fig3a_kappa(audit, results):
     loglik = _kappa_fit(G, n)
     k_hat, k_lo, k_hi = (float(v[0]) for v in _kappa_inside(loglik(k[None, :].astype(float))))
     ok = a < k_lo and k_hi < b
+    below_one = k_hi < KAPPA_POISSON
     lo_b, hi_b = S.clopper_pearson_interval(below, kap.size)
     audit.ours(
-        f"{k_hat:.3f} (95% profile-likelihood [{k_lo:.3f}, {k_hi:.3f}], inside {a:g}..{b:g}: {'yes' if ok else 'no'})",
+        f"{k_hat:.3f} (95% profile-likelihood [{k_lo:.3f}, {k_hi:.3f}], inside {a:g}..{b:g}: {'yes' if ok else 'no'}; "
+        f"below {KAPPA_POISSON:g}: {'yes' if below_one else 'no'})",
         label="pooled kappa_eff (ours)",
     )
     audit.ours(
         f"{kap.min():.2f} to {kap.max():.2f}, {below} of {kap.size} below one (95% Clopper-Pearson [{lo_b:.2f}, "
-        f"{hi_b:.2f}])",
+        f"{hi_b:.2f}]); {kap.size} of {G.size} cells with a fraction in (0, 1) (the paper: 12)",
         label="ours (our streams)",
     )
     audit.ours(
         ", ".join(
             f"{name} {lo:.2f}..{hi:.2f} (paper {v:.2f}, p = {pv:.3f})"
             for name, (lo, hi), v, pv in zip(
-                ("min", "max", "share below one"),
-                (np.quantile(null[:, j], [KAPPA_LEVEL / 2, 1 - KAPPA_LEVEL / 2]) for j in range(3)),
+                KAPPA_NAMES,
+                (np.quantile(null[:, j], [KAPPA_LEVEL / 2, 1 - KAPPA_LEVEL / 2]) for j in range(len(KAPPA_NAMES))),
                 f["paper"],
                 pvals,
             )
         ),
-        label="the paper's statistics under our fit (central 98.3%)",
+        label=f"the paper's statistics under our fit (central {1 - KAPPA_LEVEL:.1%})",
     )
     audit.evidence(
         "kappa_eff = -pi lambda log(1 - p_hat)/Gamma over the cells with 0 < k < n. Ours: one kappa fitted to all "
         f"{G.size} cells by binomial maximum likelihood (grid of 0.1% steps), its 95% profile-likelihood interval "
-        f"(log-likelihood within {KAPPA_HALF_CHI2:.2f} of the maximum) inside the printed range. The paper's side: its "
-        "range and share below one are extremes of noisy estimates, so they are tested as such: under our estimate "
+        f"(log-likelihood within {KAPPA_HALF_CHI2:.2f} of the maximum) inside the printed range (a factor 3 wide: "
+        f"alone it would pass any typical kappa in it) and its upper end below {KAPPA_POISSON:g}. The paper's side: "
+        "its range, share below one and count of cells in (0, 1) are extremes and counts of noisy estimates, so they "
+        "are tested as such: under our estimate "
         f"of the truth (the binomial isotonic fit of our {G.size} cells in Gamma), 64 streams per cell are drawn "
         f"{KAPPA_NULL} times (independent cells; the paper's cells share streams) and each statistic's two-sided "
-        f"p-value is the paper's value's rank, Bonferroni over the three ({KAPPA_LEVEL:.4f} each)."
+        f"p-value is the paper's value's rank, Bonferroni over the four ({KAPPA_LEVEL:.4f} each)."
     )
     # power: the truth's effective intensity scaled by 2 (or 1/2) in every cell; the paper's side rejects when any
-    # of the three p-values (the same test as on the paper's values) lies below the Bonferroni level
+    # of the four p-values (the same test as on the paper's values) lies below the Bonferroni level
     rng = np.random.default_rng(E.SEEDS["bootstrap"])
     powers, own = {}, {}
     for i, (name, fac) in enumerate((("intensity x 2", 2.0), ("intensity / 2", 0.5))):
@@ -2874,6 +3051,24 @@ def test_fig3a_kappa(audit, results):
             + "; ".join(f"{key}: {v:.3f}" for key, v in own.items()),
         )
     )
+    # 'below one' against the Poisson account: the truth's intensity scaled by 1/kappa_hat (pooled kappa_eff 1)
+    p_one = np.clip(PW.intensity_scaled(f["p_fit"], KAPPA_POISSON / k_hat), 0.0, 1.0)
+    not_below = 0
+    for _ in range(KAPPA_OWN_REPS // KAPPA_CHUNK):
+        _, _, hi_a = _kappa_inside(loglik(rng.binomial(n, p_one, size=(KAPPA_CHUNK, G.size)).astype(float)))
+        not_below += int(np.sum(hi_a >= KAPPA_POISSON))
+    audit.evidence(
+        PW.record(
+            audit,
+            not_below / (KAPPA_OWN_REPS // KAPPA_CHUNK * KAPPA_CHUNK),
+            alternative=f"kappa_eff = {KAPPA_POISSON:g} (the Poisson account with no transient reduction), which "
+            "'ten of 12 below one' excludes",
+            label="ours: pooled kappa below one",
+            method=f"simulation: {KAPPA_OWN_REPS} draws of our {G.size} cells under the isotonic fit with its "
+            f"intensity x {KAPPA_POISSON / k_hat:.3f} (pooled kappa 1), failing when the 95% interval's upper end is "
+            f"not below {KAPPA_POISSON:g}",
+        )
+    )
     # the comparison of the paper's statistics: its power is bounded by the paper's 64 streams per cell, not by ours
     # (ours only sharpen the fit), and sits at the threshold; the Monte Carlo error is taken against it (a lower
     # 95% bound, power - 1.645 SE), so a power indistinguishable from 0.8 is not counted as 0.8
@@ -2893,14 +3088,15 @@ def test_fig3a_kappa(audit, results):
             "sharpen the fit it is computed under), and it lies at the threshold",
         )
     )
-    assert ok
+    assert ok and below_one
 
 
 @discrepancy(
     "RG-sim.fig3a.kappa",
-    reason="sample-level, raised only when our draws reject it: the paper's printed range and share below one "
-    "against their distribution under our fit (parametric bootstrap of 64 streams per cell), any two-sided p below "
-    "the Bonferroni level over the three; where none rejects, this side is skipped and the verdict is our side's",
+    reason="sample-level, raised only when our draws reject it: the paper's printed range, share below one and "
+    "number of cells with a fraction in (0, 1) against their distribution under our fit (parametric bootstrap of 64 "
+    "streams per cell), any two-sided p below the Bonferroni level over the four; where none rejects, this side is "
+    "skipped and the verdict is our side's",
     reading=KAPPA_READING,
 )
 @uses("rare_gates.grid")
@@ -2908,10 +3104,7 @@ def test_fig3a_kappa_paper(results):
     f = _kappa_null(results["rare_gates.grid"])
     _paper_sample_side(
         any(pv < KAPPA_LEVEL for pv in f["pvals"]),
-        ", ".join(
-            f"{name}: paper {v:.2f}, p = {pv:.4f}"
-            for name, v, pv in zip(("min", "max", "share below one"), f["paper"], f["pvals"])
-        )
+        ", ".join(f"{name}: paper {v:.2f}, p = {pv:.4f}" for name, v, pv in zip(KAPPA_NAMES, f["paper"], f["pvals"]))
         + f" (level {KAPPA_LEVEL:.4f} each)",
     )
 
@@ -3102,10 +3295,24 @@ FIG1_ANGLE = 1.67e-8  # the paper's Figure 1 checkpoint angle (Appendix 19, 'Tra
 FIG2_OFFSET = 3.9  # the paper's median GD offset c of the Figure 2 line (Appendix 19)
 
 
+FIG1_RARE = 0.01  # the source '-0.0500' fails ours when it would be a 1-in-100 outcome of a D0 draw
+
+
+def _fig1_source_slopes(table1) -> np.ndarray:
+    """Each source-SGD draw's log-angle slope over its checkpoints T = 100..400 (the Figure 1 window)."""
+    t = np.asarray(table1["times"], dtype=float)
+    a = np.asarray(table1["sgd"]["angle"])
+    return np.array([E.log_slope(t, a[:, j], t >= 100) for j in range(a.shape[1])])
+
+
 @claim(
     "RG-sim.fig1.slopes",
     reading=READING_OWN + "; trajectory = our first D0 draw at T = 400 (eta = 1e-3, "
-    "b = 16); source slope over its checkpoints T = 100..400; GD over t >= 5 with angle < 1e-3; SGD over t >= 10",
+    "b = 16); source slope over its checkpoints T = 100..400; GD over t >= 5 with angle < 1e-3; SGD over t >= 10. "
+    "The source '-0.0500' is one draw's (the authors' saved draw: unverifiable for that draw); ours is an ensemble "
+    "statement: the share of our D0 draws whose source slope rounds to -0.0500, its 95% Wilson lower bound above "
+    f"{FIG1_RARE:g} (the printed value is not a 1-in-100 outcome of a draw); our first draw's source slope is "
+    "reported only",
 )
 @uses("rare_gates.table1")
 def test_fig1_slopes(audit, results):
@@ -3114,7 +3321,7 @@ def test_fig1_slopes(audit, results):
     src = E.log_slope(tr["source_t"], tr["source_angle"], tr["source_t"] >= 100)
     gd = E.log_slope(tr["t"], tr["gd_angle"], (tr["t"] >= 5) & (tr["gd_angle"] < 1e-3))
     sgd = [E.log_slope(tr["t"], a, tr["t"] >= 10) for a in tr["sgd_angle"]]
-    audit.ours(src, label="source")
+    audit.ours(src, label="source, our first draw (reported only)")
     audit.ours(gd, label="target GD")
     audit.ours(sgd, label="target SGD streams")
     audit.ours(f"checkpoint angle {tr['checkpoint_angle']:.3e}, GD hit {tr['gd_hit']:.2f}", label="trajectory")
@@ -3165,7 +3372,41 @@ def test_fig1_slopes(audit, results):
         f"its source slope over the four checkpoints T = 100..400 is {m_src:.5f} (reported: it still carries the "
         "draw's transient, so the source '-0.0500' depends on the draw)."
     )
-    assert rounds_to(src, "-0.0500") and all(rounds_to(s, "-0.0500") for s in sgd)
+    # the source slope over the ensemble: a one-draw '-0.0500' becomes the share of draws giving it
+    slopes = _fig1_source_slopes(table1)
+    n_src = slopes.size
+    k_src = sum(rounds_to(v, "-0.0500") for v in slopes)
+    lo_src, hi_src = E.wilson(k_src, n_src)
+    flat = slopes > -0.8 * LAM  # draws far from the decay -lambda over the window
+    init_flat = np.asarray(table1["sgd"]["angle"])[0][flat]  # their initial angles (the T = 0 checkpoints)
+    audit.ours(
+        f"{k_src}/{n_src} = {k_src / n_src:.3f} (95% Wilson [{lo_src:.3f}, {hi_src:.3f}]); median slope "
+        f"{np.median(slopes):.5f}, 2.5-97.5% of draws [{np.quantile(slopes, 0.025):.5f}, "
+        f"{np.quantile(slopes, 0.975):.5f}]",
+        label="source slope over T = 100..400: draws rounding to -0.0500",
+    )
+    audit.evidence(
+        f"The source slope depends on the draw: over our {n_src} source-SGD draws it rounds to -0.0500 in "
+        f"{k_src} ({k_src / n_src:.0%}); the rest still carry the transient toward the decay e^{{-lambda T}} "
+        f"(RG-17.Cs: the angle is C_s e^{{-lambda T}}(1 + o(1))); the {int(flat.sum())} draws with a slope above "
+        f"-0.8 lambda start at initial angles {np.min(init_flat, initial=np.inf):.2f} to "
+        f"{np.max(init_flat, initial=-np.inf):.2f} (near-opposite ones leave a unit nearly dead for long, RG-17.Cs) "
+        f"and have slopes up to {slopes.max():.5f}. The paper's -0.0500 is its saved draw's; ours checks that it is "
+        f"a typical outcome, not a 1-in-100 one (Wilson lower bound above {FIG1_RARE:g}); our first draw's {src:.5f} "
+        "is reported only."
+    )
+    fails_src = np.array([E.wilson(j, n_src)[0] <= FIG1_RARE for j in range(n_src + 1)])
+    audit.evidence(
+        PW.record(
+            audit,
+            S.power_of_region(n_src, FIG1_RARE, fails_src),
+            alternative=f"draws rounding to -0.0500 at a share {FIG1_RARE:g} (the printed value a 1-in-100 outcome "
+            "of a draw, as when the source decay rate is off lambda)",
+            label="source slope share",
+            method=f"exact: P(95% Wilson lower bound <= {FIG1_RARE:g}) over k ~ Bin({n_src}, {FIG1_RARE:g})",
+        )
+    )
+    assert lo_src > FIG1_RARE and all(rounds_to(s, "-0.0500") for s in sgd)
     assert abs(gd - 0.5861) <= 1e-3 and abs(gd - A) <= 1e-3
     assert rounds_to(line, "34.4")
     assert all(rounds_to(s, "-0.0500") for s in m_sgd) and abs(m_gd - 0.5861) <= 1e-3
@@ -3261,6 +3502,25 @@ def test_fig1_streams_coincide(audit, results):
 # --- Appendix 20 ----------------------------------------------------------------------------------------------
 
 
+def _a20_noise_comparisons(noise: list[dict]) -> dict:
+    """Each noise setting's recovery by H against the paper's fraction read as k/128 (Newcombe at Z_NOISE)."""
+    out = {}
+    for z in noise:
+        kp = int(round(PAPER_NOISE[(z["mode"], z["s"])] * PAPER_A20_RUNS))
+        k = E.recovered_by(z["recovery"], z["horizon"])
+        out[(z["mode"], z["s"])] = _compare(k, z["recovery"].size, kp, PAPER_A20_RUNS, Z_NOISE)
+    return out
+
+
+def _a20_counts(noise: list[dict]) -> str:
+    """'none k/n; independent k, k, k; shared k, k, k' of recovery by H."""
+    by = {(z["mode"], z["s"]): E.recovered_by(z["recovery"], z["horizon"]) for z in noise}
+    n = noise[0]["recovery"].size
+    parts = [f"none {by[('none', 0.0)]}/{n}"]
+    parts += [f"{m} " + ", ".join(str(by[(m, s)]) for s in (1e-7, 1e-6, 1e-5)) for m in ("independent", "shared")]
+    return "; ".join(parts) + f" of {n}"
+
+
 def _late_first_model(lam: float, n: int, *, gamma: float = 0.016, t: float = 240.0, factor: float = 0.85):
     """Expected runs (of n) whose first disagreement comes after t, and P(none), under Appendix 20's Lambda(t).
 
@@ -3295,10 +3555,10 @@ WDFIRST_READING = (
     fitted=_a20_alternatives(
         "the paper's 'none' is as (un)likely as that probability says, against "
         f"{A20_AT_16['p_none_late']:.3f} at b = 16: the tension vanishes at b <= 8 and sharpens at b = 32 "
-        "(b = {b} not simulated)"
+        + A20_ALT_NOTE
     ),
 )
-@uses("rare_gates.weight_decay")
+@uses("rare_gates.weight_decay", "rare_gates.weight_decay_b8")
 def test_weight_decay_first_disagreements(audit, results):
     weight_decay = results["rare_gates.weight_decay"]
     late, n = _late_first(weight_decay)
@@ -3317,6 +3577,16 @@ def test_weight_decay_first_disagreements(audit, results):
         f"{expected:.2f} expected (95% binomial range {lo_k:.0f}..{hi_k:.0f}); P(none of {PAPER_A20_RUNS}) = "
         f"{p_none_paper:.3f}",
         label="Lambda(t) model at lambda = 0.01",
+    )
+    wd8 = results["rare_gates.weight_decay_b8"]
+    late8, n8 = _late_first(wd8)
+    g8 = next(w for w in wd8 if w["lam"] == 0.01)["gamma"]
+    exp8, _ = _late_first_model(0.01, n8, gamma=g8)
+    audit.ours(
+        f"first disagreement after t = 240: lambda=0.05: {late8[0.05]}/{n8}; lambda=0.01: {late8[0.01]}/{n8} (Fisher "
+        f"vs 0/{PAPER_A20_RUNS}: p = {E.fisher_p(late8[0.01], n8, 0, PAPER_A20_RUNS):.3f}; Lambda(t) expects "
+        f"{exp8:.2f}, P(none of {PAPER_A20_RUNS}) = {_late_first_model(0.01, PAPER_A20_RUNS, gamma=g8)[1]:.3f})",
+        label=A20_B8_LABEL,
     )
     lams = ", ".join(f"{w['lam']:g}" for w in weight_decay)
     audit.evidence(
@@ -3357,7 +3627,8 @@ def test_weight_decay_first_disagreements(audit, results):
             label="ours vs the Lambda(t) model",
             method=f"exact: P(count outside {lo_k:.0f}..{hi_k:.0f}) over k ~ Bin({n}, q) at the model's late-first "
             "probability q of the scaled Gamma; " + "; ".join(f"{k}: {v:.3f}" for k, v in model_powers.items()),
-            decide="the expected count (about 3 of 128) is too small for a factor 2 to show; the count is a check "
+            decide=f"the expected count (about {expected:.0f} of {n}) is too small for a factor 2 to show; the count "
+            "is a check "
             "that the timing follows Appendix 20's own Lambda(t), and the tension with the paper's 'none' is its "
             "paper side",
         )
@@ -3402,11 +3673,11 @@ def test_weight_decay_first_disagreements_paper(results):
     reading=READING_A20 + "; 'plateaus through H = 1000' checked as no recovery in "
     "(H/2, H]; 'keeps accumulating' as a Wilson-significant gain over (H/2, H] at lambda = 0",
     fitted=_a20_alternatives(
-        "the Poisson reference scales with Gamma (b = {b} not simulated; the plateau, a property of the decaying "
-        "intensity, holds at any b in the Lambda(t) model, whose tail after H/2 is e^{{-lambda H/2}} of the total)"
+        "the Poisson reference scales with Gamma (the plateau, a property of the decaying intensity, holds at any b "
+        "in the Lambda(t) model, whose tail after H/2 is e^{{-lambda H/2}} of the total) " + A20_ALT_NOTE
     ),
 )
-@uses("rare_gates.weight_decay")
+@uses("rare_gates.weight_decay", "rare_gates.weight_decay_b8")
 def test_weight_decay_plateau(audit, results):
     weight_decay = results["rare_gates.weight_decay"]
     out = {}
@@ -3422,6 +3693,13 @@ def test_weight_decay_plateau(audit, results):
             label=f"lambda = {w['lam']:g}",
         )
     gain0 = out[0.0][1] - out[0.0][0]
+    parts8 = []
+    for w in results["rare_gates.weight_decay_b8"]:
+        n8, H8 = w["recovery"].size, w["horizon"]
+        kh, ke = E.recovered_by(w["recovery"], H8 / 2), E.recovered_by(w["recovery"], H8)
+        ref8 = f"{float(E.poisson_reference(w['gamma'], w['lam'])):.3f}" if w["lam"] > 0 else "none"
+        parts8.append(f"lambda = {w['lam']:g}: {kh}/{n8} by t = {H8 / 2:g}, {ke}/{n8} by H (Poisson reference {ref8})")
+    audit.ours("; ".join(parts8), label=A20_B8_LABEL)
     audit.evidence(
         "Recovered counts of the weight-decay controls at H/2 and H; 'at or below the reference': the "
         "reference not below our 95% Wilson interval. Without weight decay the gain over (H/2, H] must "
@@ -3470,11 +3748,10 @@ Z_NOISE = E.z_bonferroni(7)  # seven noise settings compared with the paper's va
     reading=READING_A20 + "; the paper's fractions read as k/128 and compared as "
     "independent samples (Newcombe, Bonferroni over the 7 settings)",
     fitted=_a20_alternatives(
-        f"the no-noise base is then that value against {A20_AT_16['none_H']:.3f} at b = 16 (b = {{b}} not "
-        "simulated: the noise settings' comparisons are untested there)"
+        f"the no-noise base is then that value against {A20_AT_16['none_H']:.3f} at b = 16 " + A20_ALT_NOTE
     ),
 )
-@uses("rare_gates.noise", "rare_gates.weight_decay")
+@uses("rare_gates.noise", "rare_gates.weight_decay", "rare_gates.noise_b8")
 def test_parameter_noise(audit, results):
     noise, weight_decay = results["rare_gates.noise"], results["rare_gates.weight_decay"]
     comps = {}
@@ -3485,6 +3762,15 @@ def test_parameter_noise(audit, results):
         comps[key] = c = _compare(E.recovered_by(z["recovery"], z["horizon"]), n, kp, PAPER_A20_RUNS, Z_NOISE)
         audit.ours(_fmt(c), label=f"{z['mode']}, s = {z['s']:g}")
     indep = [comps[("independent", s)]["ours"] for s in (1e-7, 1e-6, 1e-5)]
+    comps8 = _a20_noise_comparisons(results["rare_gates.noise_b8"])
+    off8 = [f"{m}, s = {s:g}" for (m, s), c in comps8.items() if not c["consistent"]]
+    audit.ours(
+        f"{_a20_counts(results['rare_gates.noise_b8'])}; consistent with the paper (Newcombe, Bonferroni over 7) in "
+        f"{len(comps8) - len(off8)} of {len(comps8)} settings (b = 16: "
+        f"{sum(c['consistent'] for c in comps.values())} of {len(comps)})"
+        + (f"; off: {', '.join(off8)}" if off8 else ""),
+        label=A20_B8_LABEL,
+    )
     audit.evidence(
         "Noise s sqrt(eta) xi_i after every target step (independent per unit, or one vector shared), "
         f"runs continue to H = {noise[0]['horizon']:g}; recovery = first check with risk <= 0.4. Also: "
@@ -3515,10 +3801,10 @@ def test_parameter_noise(audit, results):
     "'continues to increase' as a Wilson-significant gain over (H/2, H] at s = 1e-7",
     fitted=_a20_alternatives(
         "the OU scale s/(r sqrt(lambda)) does not involve b, so the 5.8 s comparison is expected to stand; the "
-        "gain over (H/2, H] at s = 1e-7 is untested there (b = {b} not simulated)"
+        "gain over (H/2, H] at s = 1e-7 is reported there " + A20_ALT_NOTE
     ),
 )
-@uses("rare_gates.noise")
+@uses("rare_gates.noise", "rare_gates.noise_b8")
 def test_noise_angle_scale(audit, results):
     noise = results["rare_gates.noise"]
     ratios, angles_by_s = {}, {}
@@ -3534,6 +3820,18 @@ def test_noise_angle_scale(audit, results):
     n, H = z7["recovery"].size, z7["horizon"]
     gain = E.recovered_by(z7["recovery"], H) - E.recovered_by(z7["recovery"], H / 2)
     audit.ours(f"{gain}/{n}", label="recoveries in (H/2, H], s = 1e-7")
+    parts8 = []
+    for z in results["rare_gates.noise_b8"]:
+        unrec8 = ~np.isfinite(z["recovery"])
+        if z["mode"] == "independent" and unrec8.sum() >= 5:
+            parts8.append(f"s = {z['s']:g}: {float(np.median(z['final_angle'][unrec8] / (5.8 * z['s']))):.2f}")
+    z8 = next(z for z in results["rare_gates.noise_b8"] if z["mode"] == "independent" and z["s"] == 1e-7)
+    gain8 = E.recovered_by(z8["recovery"], H) - E.recovered_by(z8["recovery"], H / 2)
+    audit.ours(
+        f"median unrecovered angle / (5.8 s): {', '.join(parts8)}; recoveries in (H/2, H] at s = 1e-7: {gain8}/"
+        f"{z8['recovery'].size} (95% Wilson lower bound {E.wilson(gain8, z8['recovery'].size)[0]:.3f})",
+        label=A20_B8_LABEL,
+    )
     r_t = float(sp.N(R.target_clone_norm().subs(R.lam, sp.Rational(1, 20)), 15))
     scale = float(sp.N(R.angle_noise_scale().subs({R.lam: sp.Rational(1, 20), R.s_noise: 1}), 15))
     audit.evidence(
