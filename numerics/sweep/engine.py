@@ -266,11 +266,36 @@ class DaskExecutor:
                 fut.cancel()
 
     def close(self) -> None:
-        if self.client is not None:
-            self.client.close()
-        if self.cluster is not None:
-            self.cluster.close()
-        self.client = self.cluster = None
+        log = logging.getLogger("distributed")
+        level = log.level  # this process's level comes back once our cluster is closed
+        try:
+            if self.client is not None:
+                if self.cluster is not None:
+                    _quiet_shutdown(self.client)
+                self.client.close()
+            if self.cluster is not None:
+                self.cluster.close()
+        finally:
+            log.setLevel(level)
+            self.client = self.cluster = None
+
+
+def _quiet_distributed_logs() -> None:
+    """Raise the ``distributed`` loggers of this process to CRITICAL (on every worker and nanny at shutdown)."""
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+
+
+def _quiet_shutdown(client) -> None:
+    """Before our own LocalCluster closes: its workers' heartbeats race the scheduler's close and log a
+    CommClosedError traceback at ERROR level, which is not an error of the run (cells report theirs through
+    their futures). Quiet the ``distributed`` loggers of the workers, their nannies and this process (whose
+    level :meth:`DaskExecutor.close` restores); a worker that cannot be reached any more is closed all the same."""
+    _quiet_distributed_logs()
+    for nanny in (False, True):
+        try:
+            client.run(_quiet_distributed_logs, nanny=nanny, on_error="ignore")
+        except Exception:  # a worker already gone: nothing left to quiet there
+            pass
 
 
 def make_executor(
