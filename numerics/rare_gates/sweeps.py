@@ -234,16 +234,22 @@ def _theorem1_assemble(_sizes, params: list[dict], values: list[dict]) -> dict:
     return out
 
 
-def _weight_decay_cells(z: E.Sizes) -> list[dict]:
-    settings = [(f"lam={lam!r}", {"lams": [lam]}) for lam in (0.0, 0.01, 0.05)]
+def _weight_decay_controls(z: E.Sizes, streams: int, b: int | None = None) -> list[dict]:
+    """Appendix 20's weight-decay controls at the reading's batch (``b`` None) or at batch ``b``."""
+    label, extra = ("", {}) if b is None else (f",b={b}", {"b": b})
+    settings = [(f"lam={lam!r}{label}", {"lams": [lam], **extra}) for lam in (0.0, 0.01, 0.05)]
     return _setting_cells(
         "weight_decay_controls",
         settings,
-        z.appendix20_streams,
+        streams,
         64,
         horizon=z.appendix20_horizon,
         seed=E.SEEDS["appendix20"],
     )
+
+
+def _weight_decay_cells(z: E.Sizes) -> list[dict]:
+    return _weight_decay_controls(z, z.appendix20_streams)
 
 
 def _larger_cells(z: E.Sizes) -> list[dict]:
@@ -312,15 +318,7 @@ def _noise_cells(z: E.Sizes) -> list[dict]:
 
 def _weight_decay_alt_cells(z: E.Sizes) -> list[dict]:
     """The weight-decay controls at the alternative batch E.A20_ALT_B (same checkpoint, seed and streams)."""
-    settings = [(f"lam={lam!r},b={E.A20_ALT_B}", {"lams": [lam], "b": E.A20_ALT_B}) for lam in (0.0, 0.01, 0.05)]
-    return _setting_cells(
-        "weight_decay_controls",
-        settings,
-        z.appendix20_alt_streams,
-        64,
-        horizon=z.appendix20_horizon,
-        seed=E.SEEDS["appendix20"],
-    )
+    return _weight_decay_controls(z, z.appendix20_alt_streams, E.A20_ALT_B)
 
 
 def _noise_alt_cells(z: E.Sizes) -> list[dict]:
