@@ -116,3 +116,85 @@ def test_bad_input_names_the_parameter(call, message):
     model, th = _tiny(0)
     with pytest.raises(ValueError, match=message):
         call(model, th)
+
+
+# --- uniqueness of the fixed point (numerics.central_flow.acf_unique) ----------------------------------------
+
+
+def test_p_matrix_margin_passes_and_fails():
+    from numerics.central_flow import acf_unique as UQ
+
+    assert UQ.p_matrix_margin([[3.0]]) == pytest.approx(3.0)
+    assert UQ.p_matrix_margin(np.array([[2.0, -1.0], [1.0, 1.0]])) == pytest.approx(1.0)  # minors 2, 1, 3
+    assert UQ.p_matrix_margin(np.array([[1.0, 2.0], [2.0, 1.0]])) == pytest.approx(-3.0)  # det < 0: not P
+    assert UQ.p_matrix_margin([[-0.5]]) == pytest.approx(-0.5)  # the 1 x 1 LCP with a decreasing w(s): not P
+
+
+def test_inside_one_region_the_certificate_is_the_exact_lcp():
+    from numerics.central_flow import acf_unique as UQ
+
+    model, th = _tiny(INSIDE_SEED)
+    eta = 2.0 / float(np.linalg.eigvalsh(model.hessian(th))[-1])
+    cert = UQ.uniqueness_certificate(model, th, eta, scan_points=6, starts=3)
+    # w(s) = (eta |c|^2 / 2) s + b exactly (derivations.central_flow.averaged_lcp): margin 1, slope 1 on the scan
+    assert abs(cert["margin"] - 1.0) < 1e-4 and np.allclose(cert["scan_margin"], 1.0, atol=1e-6)
+    assert cert["contraction"] < 1e-6 and cert["unique"] and cert["same"] >= 1 and cert["other"] == 0
+
+
+def test_the_certificate_on_a_boundary_and_its_failure_when_the_rate_is_reversed(monkeypatch):
+    from numerics.central_flow import acf_unique as UQ
+
+    model = models.relu_model(np.array([[1.0, 0.2], [0.3, 1.0], [1.0, -1.0]]), np.array([[1.0], [0.4], [0.2]]), 1)
+    th = np.array([1.4, 0.6, 0.6])  # on the boundary of sample 3
+    eta = 2.0 / float(np.linalg.eigvalsh(model.hessian(th, model.gates(th)))[-1])
+    fp = AV.averaged_cf_velocity(model, th, eta)
+    lin = UQ.linearised_lcp(model, th, eta, fp["s"], fp["q"])
+    assert fp["s"] == 0 and lin["margin"] > 0 and lin["free_sv"] > 0  # s* = 0: the right derivative of g
+    cert = UQ.uniqueness_certificate(model, th, eta, scan_points=6, starts=3)
+    assert cert["unique"] and np.all(cert["scan_g"] > 0) and cert["other"] == 0
+    # a rate with its sign reversed makes w(s) decreasing: the 1 x 1 P-matrix test fails (margin -1 of the exact one)
+    state = AV._state
+    monkeypatch.setattr(AV, "_state", lambda *a: {**(st := state(*a)), "rate": -st["rate"]})
+    assert UQ.linearised_lcp(model, th, eta, fp["s"], fp["q"])["margin"] < 0
+
+
+def test_the_eigen_sub_problem_agrees_from_two_starts():
+    from numerics.central_flow import acf_unique as UQ
+
+    model, th = _tiny(0)
+    eta = 2.0 / float(np.linalg.eigvalsh(model.hessian(th))[-1])
+    a = UQ.eigen_fixed_point(model, th, eta, 0.05, np.ones(model.dim))
+    b = UQ.eigen_fixed_point(model, th, eta, 0.05, -np.arange(1.0, model.dim + 1))
+    assert a["converged"] and b["converged"]
+    assert min(np.linalg.norm(a["q"] - b["q"]), np.linalg.norm(a["q"] + b["q"])) <= UQ.SAME_Q
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda UQ, m, th: UQ.p_matrix_margin(np.ones((2, 3))), "M must be a finite square matrix"),
+        (lambda UQ, m, th: UQ.eigen_fixed_point(m, th, 0.9, -1.0, th), "s must be"),
+        (lambda UQ, m, th: UQ.eigen_fixed_point(m, th, 0.9, 0.1, 0 * th), "q0 must be a nonzero"),
+        (lambda UQ, m, th: UQ.linearised_lcp(m, th, 0.0, 0.1, th), "eta"),
+        (lambda UQ, m, th: UQ.uniqueness_certificate(m, th, 0.9, scan_points=1), "scan_points must be"),
+        (lambda UQ, m, th: UQ.uniqueness_certificate(m, th, 0.9, starts=-1), "starts must be"),
+        (lambda UQ, m, th: UQ.uniqueness_certificate(models.scalar_model(1.0), [1.0, 0.5], 0.9), "model must be a"),
+    ],
+)
+def test_uniqueness_bad_input_names_the_parameter(call, message):
+    from numerics.central_flow import acf_unique as UQ
+
+    model, th = _tiny(0)
+    with pytest.raises(ValueError, match=message):
+        call(UQ, model, th)
+
+
+def test_the_region_lcp_derivation():
+    import sympy as sp
+
+    from derivations.central_flow import averaged_lcp as ALCP
+
+    assert ALCP.averaged_gradient_identity(1, 2, 1, 2, ((1,), (1,)))[0] == 0
+    lcp = ALCP.region_lcp(1, 2, 1, 2, ((1,), (1,)))
+    assert sp.simplify(lcp["M"] - lcp["M_expected"]) == 0 and lcp["curvature"] == 0
+    assert ALCP.schur_is_det_ratio(2) == 0

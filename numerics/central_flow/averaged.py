@@ -27,9 +27,19 @@ Across a boundary it averages the regions; no sliding is needed, and the velocit
 w. Used by :func:`numerics.central_flow.experiments.relu_run` from the point where the hybrid
 flow's piecewise continuation stops (:attr:`flows.Trajectory.stop_at`).
 
-What cannot be derived: that the fixed point (s, q) exists and is unique along a run (it is solved
-on every call, by Anderson-accelerated sweeps with a cold restart and a damped fallback, and checked
-to FIXED_TOL, else ArithmeticError), the relaxation rate (a choice: any rate > 0 gives the same
+The fixed point as a problem: with T(s, q) the top unit eigenvector of H^(s, q) and r(s, q) the rate
+above, find q = T(s, q), |q| = 1 and s >= 0, w = -r(s, q) >= 0, s w = 0: a mixed nonlinear
+complementarity problem (q free, s complementary). Inside one region it is the 1 x 1 linear
+complementarity problem LCP(eta |c|^2 / 2, eta c . grad L - RELAX (lambda - 2/eta)), unique for every
+right-hand side iff c != 0 (SymPy: derivations.central_flow.averaged_lcp). Across boundaries it reduces
+to the scalar NCP of g(s) = -r(s, q(s)), unique where q(s) is and g is strictly increasing; no closed
+form shows that, and :mod:`numerics.central_flow.acf_unique` certifies it at given states (the
+linearisation's 1 x 1 P-matrix test, a scan of g, random starts).
+
+What cannot be derived: that the fixed point (s, q) exists and is globally unique along a run (it is
+solved on every call, by Anderson-accelerated sweeps with a cold restart and a damped fallback, and
+checked to FIXED_TOL, else ArithmeticError; uniqueness is certified at sampled states only), the
+relaxation rate (a choice: any rate > 0 gives the same
 flow on the edge), and that GD's time average follows this flow past a boundary. This is a
 construction of ours (a reading of the paper's averaged flow), labelled so in the audit
 (CF-D.fig4-piecewise).
