@@ -13,17 +13,13 @@ import numpy as np
 import pytest
 
 from numerics.central_flow import experiments as E
-from numerics.sweep import resolve, run_sweep
+from numerics.sweep import resolve
 from numerics.sweep.codec import decode, encode, equal
+from tests.sweep_calls import assert_sizes_refused, experiment, run_quick
 
 # 11 ReLU draws tried: two pool cells (10 + 1), and four used draws among them (3, 7, 8 and 10, the last in the
 # one-draw cell), so the ReLU runs' three draws are found within the pool
 SMALL = {"cf_draws": 3, "cf_relu_pool": 11}
-
-
-def _run(name: str, overrides: dict):
-    (exp,) = resolve([name])
-    return run_sweep(exp, "quick", overrides, progress=False)
 
 
 def test_listing_names_every_central_flow_experiment():
@@ -52,11 +48,11 @@ def test_draw_cells_equal_the_direct_runs(name, call, setting, ran):
     The matrix model runs its first cell only: its cells are built and joined by the same code
     as the scalar model's, whose three cells all run, and one of its runs costs three scalar ones.
     """
-    (exp,) = resolve([name])
+    exp = experiment(name)
     draws = E.used_draws(setting, 3)
     cells = exp.cells(E.sizes_with("quick", SMALL))
     assert [(p["call"], p["kwargs"]) for p in cells] == [(call.__name__, {"i": i}) for i in draws]
-    run = run_sweep(dataclasses.replace(exp, cells=lambda z: exp.cells(z)[:ran]), "quick", SMALL, progress=False)
+    run = run_quick(dataclasses.replace(exp, cells=lambda z: exp.cells(z)[:ran]), SMALL)
     assert len(run.params) == ran
     result = run.result()
     assert equal(result, [call(i) for i in draws[:ran]])
@@ -70,7 +66,7 @@ def pool11():
 
 
 def test_relu_pool_cells_equal_one_scan(pool11):
-    run = _run("central_flow.relu_pool", SMALL)
+    run = run_quick("central_flow.relu_pool", SMALL)
     assert len(run.params) == 2  # 11 draws tried, 10 per cell
     assert len(pool11) >= 4 and pool11[-1][0] == 10  # the one-draw cell holds a used draw
     assert equal(run.result(), pool11)
@@ -78,7 +74,7 @@ def test_relu_pool_cells_equal_one_scan(pool11):
 
 def test_relu_runs_are_the_first_pool_draws(pool11):
     pool = pool11
-    runs = _run("central_flow.relu", SMALL).result()
+    runs = run_quick("central_flow.relu", SMALL).result()
     assert [r["draw"] for r in runs] == [p[0] for p in pool[:3]]
     assert all(r["ratio"] == p[1] for r, p in zip(runs, pool))  # the same contact state both ways
 
@@ -93,7 +89,7 @@ def test_perturbed_draws_move_by_rounding_and_by_draw():
 
 
 def test_perturb_reaches_the_cells_only_when_set():
-    (exp,) = resolve(["central_flow.scalar"])
+    exp = experiment("central_flow.scalar")
     plain = exp.cells(E.sizes_with("quick", SMALL))
     moved = exp.cells(E.sizes_with("quick", {**SMALL, "perturb": "1e-12"}))
     assert all("perturb" not in p["kwargs"] for p in plain)  # unperturbed cells keep their store keys
@@ -110,8 +106,7 @@ def test_perturb_reaches_the_cells_only_when_set():
     ],
 )
 def test_bad_sizes_are_refused_naming_the_size(overrides, message):
-    with pytest.raises(ValueError, match=message):
-        E.sizes_with("quick", overrides)
+    assert_sizes_refused(E, overrides, message)
 
 
 def test_relu_run_refuses_an_unused_draw():

@@ -14,15 +14,11 @@ import pytest
 from numerics.multipath import ensembles as ens
 from numerics.multipath import experiments as E
 from numerics.multipath import gd
-from numerics.sweep import resolve, run_sweep
+from numerics.sweep import resolve
 from numerics.sweep.codec import decode, encode, equal
+from tests.sweep_calls import assert_sizes_refused, experiment, run_quick
 
 SMALL = {"mp_fig1_steps": 20_000, "mp_fig1_scales": 1, "mp_hetero_steps": 3000, "mp_ensemble": 20}
-
-
-def _exp(name):
-    (exp,) = resolve([name])
-    return exp
 
 
 def test_listing_names_every_multipath_experiment():
@@ -46,7 +42,7 @@ def test_listing_names_every_multipath_experiment():
 
 
 def test_fig1_cells_equal_the_direct_runs():
-    run = run_sweep(_exp("multipath.fig1"), "quick", SMALL, progress=False)
+    run = run_quick("multipath.fig1", SMALL)
     got = run.result()
     assert set(got) == {(1e-4, g) for g in (*E.GAMMA_SMALL, *E.GAMMA_EOS, "bal")} | {"coarse"}
     for key in [(1e-4, 1.0), (1e-4, 2.8), (1e-4, "bal")]:
@@ -56,7 +52,7 @@ def test_fig1_cells_equal_the_direct_runs():
 
 
 def test_hetero_cells_carry_the_allocation_and_both_scales():
-    got = run_sweep(_exp("multipath.hetero"), "quick", SMALL, progress=False).result()
+    got = run_quick("multipath.hetero", SMALL).result()
     assert len(got["opt"]) == 25 and len(got["runs"]) == 50 and got["scales"] == E.HETERO_SCALES
     direct = E.hetero_pair(3, 7, 3000)
     assert got["opt"][(3, 7)] == direct["opt"]
@@ -64,7 +60,7 @@ def test_hetero_cells_carry_the_allocation_and_both_scales():
 
 
 def test_rank_p_members_split_across_cells_equal_one_call():
-    exp = _exp("multipath.rank_p")
+    exp = experiment("multipath.rank_p")
     z = E.sizes_with("quick", SMALL)
     cells = [p for p in exp.cells(z) if p["kwargs"].get("kind") == "manifold"]
     assert [(p["kwargs"]["first"], p["kwargs"]["count"]) for p in cells] == [(0, 16), (16, 4)]
@@ -73,9 +69,9 @@ def test_rank_p_members_split_across_cells_equal_one_call():
 
 
 def test_keyed_experiments_have_one_cell_per_setting():
-    assert [p["kwargs"]["L"] for p in _exp("multipath.chain").cells(E.sizes("quick"))] == list(E.CHAIN_DEPTHS)
-    assert [p["kwargs"]["factor"] for p in _exp("multipath.fig9").cells(E.sizes("quick"))] == list(E.WCR_FACTORS)
-    warm = _exp("multipath.warmup").cells(E.sizes("quick"))
+    assert [p["kwargs"]["L"] for p in experiment("multipath.chain").cells(E.sizes("quick"))] == list(E.CHAIN_DEPTHS)
+    assert [p["kwargs"]["factor"] for p in experiment("multipath.fig9").cells(E.sizes("quick"))] == list(E.WCR_FACTORS)
+    warm = experiment("multipath.warmup").cells(E.sizes("quick"))
     assert [p["kwargs"]["scale"] for p in warm] == [float(a) for a in E.SCALE_GRID]
     assert all(type(p["kwargs"]["scale"]) is float for p in warm)  # plain floats: canonical store keys
 
@@ -94,7 +90,7 @@ def test_perturbed_start_moves_by_rounding_and_reaches_the_cells():
     moved = E.svs([5, 5], [1.0], 0.1, [1e-3, 9e-4], 0, 1e-12, record_every=1)
     rel = np.abs(moved.sigma[0] / ref.sigma[0] - 1)
     assert np.all(rel < 1e-10) and rel.max() > 1e-15
-    exp = _exp("multipath.fig9")
+    exp = experiment("multipath.fig9")
     assert all("perturb" not in p["kwargs"] for p in exp.cells(E.sizes("quick")))
     assert all(p["kwargs"]["perturb"] == 1e-12 for p in exp.cells(E.sizes_with("quick", {"perturb": 1e-12})))
 
@@ -119,8 +115,7 @@ def test_rank_p_under_perturb_draws_another_ensemble(monkeypatch):
     ],
 )
 def test_bad_sizes_are_refused_naming_the_size(overrides, message):
-    with pytest.raises(ValueError, match=message):
-        E.sizes_with("quick", overrides)
+    assert_sizes_refused(E, overrides, message)
 
 
 ENS_SMALL = {
@@ -133,19 +128,19 @@ ENS_SMALL = {
 
 
 def test_ensemble_cells_equal_the_direct_members():
-    got = run_sweep(_exp("multipath.fig1_members"), "quick", ENS_SMALL, progress=False).result()
+    got = run_quick("multipath.fig1_members", ENS_SMALL).result()
     assert set(got) == {1.8, *E.GAMMA_EOS, "bal"}
     direct = E.fig1_members(2.8, 20_000, 1, 2)
     assert equal(got[2.8], direct) and got[2.8]["sigma_end"].shape == (2, 2)
     assert np.allclose(got[2.8]["u"][:, 1], E.asymmetries(2, 2)[:, 1])  # members: scales (outer) x draws (inner)
-    het = run_sweep(_exp("multipath.hetero_members"), "quick", ENS_SMALL, progress=False).result()
+    het = run_quick("multipath.hetero_members", ENS_SMALL).result()
     assert len(het) == 25 and equal(het[(7, 3)], E.hetero_members(7, 3, 3001, 1))
     assert het[(3, 7)]["opt"] == E.hetero_pair(3, 7, 10)["opt"]
-    three = _exp("multipath.three_members").cells(E.sizes("quick"))
+    three = experiment("multipath.three_members").cells(E.sizes("quick"))
     assert [(p["kwargs"]["L"], p["kwargs"]["gamma"]) for p in three] == [
         (3, 1.0), (3, 2.5), (5, 1.0), (5, 2.5), (3, "bal"), (5, "bal"), (10, "bal"), (20, "bal")
     ]  # fmt: skip
-    warm = _exp("multipath.warmup_members").cells(E.sizes("quick"))
+    warm = experiment("multipath.warmup_members").cells(E.sizes("quick"))
     assert [p["kwargs"]["scale"] for p in warm] == list(E.WARMUP_ENS_GRID)
 
 

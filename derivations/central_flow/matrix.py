@@ -53,6 +53,18 @@ def mf_symbols(n: int, m: int, r: int) -> tuple[sp.Matrix, sp.Matrix, sp.Matrix]
     return matrix_symbols("U", n, r), matrix_symbols("V", m, r), matrix_symbols("Y", n, m)
 
 
+def along_symmetry(n: int, m: int, r: int) -> tuple[sp.Matrix, sp.Matrix, sp.Matrix, sp.Matrix, list, sp.Matrix]:
+    """(U, V, Y, A, theta, Delta_A): the setting of a rate along the symmetry direction, A in Sym(r).
+
+    U, V, Y as :func:`mf_symbols`; A symmetric (symbols ``A_i_j``); theta = vec(U, V) as a list,
+    the variables that :func:`~derivations.central_flow.laws.directional` differentiates in;
+    Delta_A = generator(U, V, A).
+    """
+    U, V, Y = mf_symbols(n, m, r)
+    A = symmetric_symbols("A", r)
+    return U, V, Y, A, list(vec(U, V)), generator(U, V, A)
+
+
 def samples(n: int, m: int, r: int, K: int) -> list[tuple[sp.Matrix, sp.Matrix]]:
     """K symbolic oscillation samples (delta_U^(k), delta_V^(k)); Sigma = sum_k delta^(k) delta^(k)T."""
     return [(matrix_symbols(f"dU{k}", n, r), matrix_symbols(f"dV{k}", m, r)) for k in range(K)]
@@ -127,12 +139,10 @@ def drift_identity(n: int, m: int, r: int, K: int = 2) -> tuple[sp.Expr, sp.Expr
     >>> sp.expand(ours - paper)
     0
     """
-    U, V, Y = mf_symbols(n, m, r)
-    A = symmetric_symbols("A", r)
+    U, V, Y, A, theta, delta = along_symmetry(n, m, r)
     deltas = samples(n, m, r, K)
-    theta = list(vec(U, V))
     H = hessian(loss(U, V, Y), theta)
-    ours = directional(pairing(H, deltas), theta, generator(U, V, A))
+    ours = directional(pairing(H, deltas), theta, delta)
     paper = sp.expand((A * breaking_matrix(U, V, deltas)).trace())
     return ours, paper
 
@@ -144,14 +154,12 @@ def cross_term_rate(n: int, m: int, r: int, K: int = 2) -> tuple[sp.Expr, sp.Exp
     >>> sp.expand(ours - paper)
     0
     """
-    U, V, _ = mf_symbols(n, m, r)
-    A = symmetric_symbols("A", r)
+    U, V, _, A, theta, delta = along_symmetry(n, m, r)
     deltas = samples(n, m, r, K)
-    theta = list(vec(U, V))
     M = sp.zeros(r, r)
     for dU, dV in deltas:
         M += dU.T * U * dV.T * V
-    ours = directional(2 * M.trace(), theta, generator(U, V, A))
+    ours = directional(2 * M.trace(), theta, delta)
     paper = sp.expand(2 * (A * commutator_expectation(U, V, deltas)).trace())
     return ours, paper
 
@@ -162,10 +170,7 @@ def gram_rates(n: int, m: int, r: int) -> dict[str, sp.Matrix]:
     >>> all(M == sp.zeros(2, 2) for M in gram_rates(2, 3, 2).values())
     True
     """
-    U, V, _ = mf_symbols(n, m, r)
-    A = symmetric_symbols("A", r)
-    theta = list(vec(U, V))
-    delta = generator(U, V, A)
+    U, V, _, A, theta, delta = along_symmetry(n, m, r)
     PU, PV = U.T * U, V.T * V
     dPU = PU.applyfunc(lambda e: directional(e, theta, delta))
     dPV = PV.applyfunc(lambda e: directional(e, theta, delta))
@@ -211,13 +216,11 @@ def generic_loss_drift(n: int, m: int, r: int) -> tuple[sp.Expr, sp.Expr]:
     >>> sorted(str(s) for s in rate.free_symbols if s.name.startswith('F_'))
     ['F_K_0_0']
     """
-    U, V, _ = mf_symbols(n, m, r)
-    A = symmetric_symbols("A", r)
-    theta = list(vec(U, V))
+    U, V, _, _, theta, delta = along_symmetry(n, m, r)
     jet = generic_loss(list(U * V.T), order=3)
     Sigma = symmetric_symbols("S", len(theta))
     pair = sp.expand((hessian(jet.loss, theta) * Sigma).trace())
-    rate = sp.expand(directional(pair, theta, generator(U, V, A)).subs(jet.base))
+    rate = sp.expand(directional(pair, theta, delta).subs(jet.base))
     identity = {kk: int(kk.name.split("_")[2] == kk.name.split("_")[3]) for kk in jet.hess.free_symbols}
     return rate, sp.expand(rate.subs(identity))
 
@@ -259,11 +262,8 @@ def cross_factor_links(
     ...     for o, p in links.values())
     True
     """
-    U, V, _ = mf_symbols(n, m, r)
-    A = symmetric_symbols("A", r)
+    U, V, _, A, theta, delta = along_symmetry(n, m, r)
     deltas = samples(n, m, r, K)
-    theta = list(vec(U, V))
-    delta = generator(U, V, A)
     M = sp.zeros(r, m)
     Mdot_paper = sp.zeros(r, m)
     gn = sp.Integer(0)

@@ -33,6 +33,8 @@ from collections.abc import Iterable, Sequence
 
 import sympy as sp
 
+from derivations.validation import integer
+
 sigma = sp.Symbol("sigma_star", positive=True)  # target singular value of the mode
 mu = sp.Symbol("mu", positive=True)  # Lagrange multiplier of (18)
 Lh, Lk = sp.symbols("L_h L_k", positive=True)  # depths (real where a statement allows it)
@@ -42,13 +44,12 @@ r = sp.Symbol("r", real=True)  # mode residual
 L1, L2 = sp.symbols("L_1 L_2", positive=True)
 
 
-def _depths(depths):
-    out = []
-    for d in depths:
-        if not isinstance(d, int) or isinstance(d, bool) or d < 1:
-            raise ValueError(f"depths must be integers >= 1; got {depths!r}")
-        out.append(d)
-    return out
+def _depths(depths) -> list[int]:
+    """The depths as ints, each an integer >= 1 (:func:`derivations.validation.integer`); the error names the list."""
+    try:
+        return [integer(d, "depth", 1) for d in depths]
+    except ValueError:
+        raise ValueError(f"depths must be integers >= 1; got {depths!r}") from None
 
 
 def hetero_eigenvalue(sigmas: Iterable[sp.Expr], depths: Iterable[int | sp.Expr]) -> sp.Expr:

@@ -297,6 +297,34 @@ def constructed_sgd(
     return simulate_sgd(**start_kw, streams=streams, seed=seed, first_stream=first_stream, **kwargs)
 
 
+# The per-stream results a constructed cell's record may hold: record key -> SimResult field.
+_RECORD_FIELDS = {
+    "recovery": "recovery_time",
+    "first": "first_disagreement_time",
+    "disagreements": "disagreements",
+    "final_angle": "final_angle",
+}
+
+
+def _constructed_cell(
+    head: dict,
+    fields: Sequence[str],
+    delta0: float,
+    perturb: float,
+    seed: int,
+    first_stream: int,
+    streams: int,
+    **kwargs: Any,
+) -> dict:
+    """One cell of constructed-checkpoint runs (:func:`constructed_sgd`) as a record.
+
+    The record is ``head`` followed by the results named in ``fields`` (record keys of
+    :data:`_RECORD_FIELDS`), in that order; ``kwargs`` go to :func:`constructed_sgd`.
+    """
+    res = constructed_sgd(delta0, perturb, seed, first_stream, streams, **kwargs)
+    return {**head, **{key: getattr(res, _RECORD_FIELDS[key]) for key in fields}}
+
+
 def in_d0(theta: npt.ArrayLike) -> np.ndarray:
     """Membership of rows ``(a1, a2, w1, w2)`` in D0 (either labelling; see module doc).
 
@@ -604,24 +632,12 @@ def long_horizons(
     recovery; unrecovered ones run to ``horizon``.
     """
     out = []
+    fields = ("recovery", "first", "disagreements", "final_angle")
     for b, d in settings:
         s = table2_seed(b, d, seed)
-        res = constructed_sgd(
-            d, perturb, s, first_stream, streams, b=b, eta=eta, horizon=horizon, lam=lam, check_every=check_every
-        )
-        out.append(
-            {
-                "b": b,
-                "delta0": d,
-                "gamma": gamma_of(d, b, eta),
-                "eta": eta,
-                "horizon": horizon,
-                "recovery": res.recovery_time,
-                "first": res.first_disagreement_time,
-                "disagreements": res.disagreements,
-                "final_angle": res.final_angle,
-            }
-        )
+        run = {"b": b, "eta": eta, "horizon": horizon, "lam": lam, "check_every": check_every}
+        head = {"b": b, "delta0": d, "gamma": gamma_of(d, b, eta), "eta": eta, "horizon": horizon}
+        out.append(_constructed_cell(head, fields, d, perturb, s, first_stream, streams, **run))
     return out
 
 
@@ -645,19 +661,8 @@ def angle_paths(
     out = []
     for b, d in settings:
         s = table2_seed(b, d, seed)
-        res = constructed_sgd(
-            d,
-            perturb,
-            s,
-            first_stream,
-            streams,
-            b=b,
-            eta=eta,
-            horizon=horizon,
-            lam=lam,
-            check_every=check_every,
-            trace=True,
-        )
+        run = {"b": b, "eta": eta, "horizon": horizon, "lam": lam, "check_every": check_every}
+        res = constructed_sgd(d, perturb, s, first_stream, streams, **run, trace=True)
         assert res.trace is not None  # trace=True
         out.append(
             {
@@ -851,32 +856,13 @@ def gamma_grid(
 ) -> list[dict]:
     """Figure 3(a): one dict per (delta0, b, eta) cell, the same streams (one seed, ids from ``first_stream``)."""
     out = []
+    fields = ("recovery", "first", "disagreements")
     for d in delta0s:
         for b in bs:
             for eta in etas:
-                res = constructed_sgd(
-                    d,
-                    perturb,
-                    seed,
-                    first_stream,
-                    streams,
-                    b=b,
-                    eta=eta,
-                    horizon=horizon,
-                    lam=lam,
-                    check_every=check_every,
-                )
-                out.append(
-                    {
-                        "delta0": d,
-                        "b": b,
-                        "eta": eta,
-                        "gamma": gamma_of(d, b, eta),
-                        "recovery": res.recovery_time,
-                        "first": res.first_disagreement_time,
-                        "disagreements": res.disagreements,
-                    }
-                )
+                run = {"b": b, "eta": eta, "horizon": horizon, "lam": lam, "check_every": check_every}
+                head = {"delta0": d, "b": b, "eta": eta, "gamma": gamma_of(d, b, eta)}
+                out.append(_constructed_cell(head, fields, d, perturb, seed, first_stream, streams, **run))
     return out
 
 
@@ -917,20 +903,16 @@ def repeated_settings(
     out = []
     for b, d in settings:
         seed_of = seed if streams_of == "fig3a" else table2_seed(b, d, table2_seed_base)
-        res = constructed_sgd(
-            d, perturb, seed_of, first_stream, streams, b=b, eta=eta, horizon=horizon, lam=lam, check_every=check_every
-        )
-        out.append(
-            {
-                "b": b,
-                "delta0": d,
-                "eta": eta,
-                "gamma": gamma_of(d, b, eta),
-                "streams_of": streams_of,
-                "check_every": check_every,
-                "recovery": res.recovery_time,
-            }
-        )
+        run = {"b": b, "eta": eta, "horizon": horizon, "lam": lam, "check_every": check_every}
+        head = {
+            "b": b,
+            "delta0": d,
+            "eta": eta,
+            "gamma": gamma_of(d, b, eta),
+            "streams_of": streams_of,
+            "check_every": check_every,
+        }
+        out.append(_constructed_cell(head, ("recovery",), d, perturb, seed_of, first_stream, streams, **run))
     return out
 
 
@@ -1192,31 +1174,11 @@ def weight_decay_controls(
 ) -> list[dict]:
     """Appendix 20 weight-decay controls: target lambda varies, same checkpoint and streams; stop at recovery."""
     out = []
+    fields = ("recovery", "first")
     for lam in lams:
-        res = constructed_sgd(
-            delta0,
-            perturb,
-            seed,
-            first_stream,
-            streams,
-            b=b,
-            eta=eta,
-            horizon=horizon,
-            lam=lam,
-            check_every=check_every,
-        )
-        out.append(
-            {
-                "lam": lam,
-                "delta0": delta0,
-                "b": b,
-                "eta": eta,
-                "gamma": gamma_of(delta0, b, eta),
-                "horizon": horizon,
-                "recovery": res.recovery_time,
-                "first": res.first_disagreement_time,
-            }
-        )
+        run = {"b": b, "eta": eta, "horizon": horizon, "lam": lam, "check_every": check_every}
+        head = {"lam": lam, "delta0": delta0, "b": b, "eta": eta, "gamma": gamma_of(delta0, b, eta), "horizon": horizon}
+        out.append(_constructed_cell(head, fields, delta0, perturb, seed, first_stream, streams, **run))
     return out
 
 
@@ -1240,35 +1202,17 @@ def parameter_noise(
     ``s = 0`` is run once (mode 'none'). ``final_angle`` is the angle at the horizon.
     """
     out = []
+    fields = ("recovery", "final_angle")
+    run = {"b": b, "eta": eta, "horizon": horizon, "lam": lam, "check_every": check_every, "stop_at_recovery": False}
     for mode in modes:
         for s in scales:
             if s == 0.0 and mode != modes[0]:
                 continue
-            res = constructed_sgd(
-                delta0,
-                perturb,
-                seed,
-                first_stream,
-                streams,
-                b=b,
-                eta=eta,
-                horizon=horizon,
-                lam=lam,
-                check_every=check_every,
-                noise_s=s,
-                noise=mode,
-                stop_at_recovery=False,
+            head = {"mode": mode if s > 0 else "none", "s": s, "b": b, "horizon": horizon}
+            cell = _constructed_cell(
+                head, fields, delta0, perturb, seed, first_stream, streams, noise_s=s, noise=mode, **run
             )
-            out.append(
-                {
-                    "mode": mode if s > 0 else "none",
-                    "s": s,
-                    "b": b,
-                    "horizon": horizon,
-                    "recovery": res.recovery_time,
-                    "final_angle": res.final_angle,
-                }
-            )
+            out.append(cell)
     return out
 
 
@@ -1387,19 +1331,14 @@ def sample_size_design(
     for i in idx:
         group, b, eta, horizon, tags = COR5_ARMS[i]
         s = derive_seed(seed, *tags)
-        res = constructed_sgd(
-            delta0, perturb, s, first_stream, streams, b=b, eta=eta, horizon=horizon, lam=lam, check_every=10
-        )
-        if group == "samples":
-            arm = {"b": b, "N": int(round(horizon / eta)), "eta": eta, "first": res.first_disagreement_time}
+        run = {"b": b, "eta": eta, "horizon": horizon, "lam": lam, "check_every": 10}
+        head: dict
+        fields: tuple[str, ...]
+        if group == "samples":  # first disagreement within N updates
+            head, fields = {"b": b, "N": int(round(horizon / eta)), "eta": eta}, ("first",)
         else:
-            arm = {
-                "b": b,
-                "eta": eta,
-                "gamma": gamma_of(delta0, b, eta),
-                "recovery": res.recovery_time,
-                "first": res.first_disagreement_time,
-            }
+            head, fields = {"b": b, "eta": eta, "gamma": gamma_of(delta0, b, eta)}, ("recovery", "first")
+        arm = _constructed_cell(head, fields, delta0, perturb, s, first_stream, streams, **run)
         if group in ("budget", "samples"):
             out.setdefault(group, []).append(arm)
         else:
