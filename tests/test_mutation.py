@@ -386,3 +386,41 @@ def test_slots_see_the_paper_texts_next_to_their_repository(tmp_path):
         Slot(tmp_path / "work2", 0, tmp_path / "snapshot", [], tmp_path / "store", None).dir.joinpath("shared").exists()
         is False
     )
+
+
+SIBLING_CHECKS = """
+from verify.audit import claim
+
+
+@claim("A-1")
+def test_first_part():
+    pass
+
+
+@claim("A-1")
+def test_second_part():
+    pass
+
+
+@claim("B-1")
+def test_other_claim():
+    pass
+"""
+
+
+def test_a_mutant_runs_every_check_of_the_claims_it_names(tmp_path):
+    """A catalogue entry naming one check of a two-check claim runs both (else the claim is not-run in both runs)."""
+    from verify.mutation.runner import Runner
+
+    if shutil.which("git") is None:
+        pytest.skip("git is needed to list the repository's files")
+    root = tmp_path / "repo"
+    (root / "verify").mkdir(parents=True)
+    (root / "verify" / "test_parts.py").write_text(textwrap.dedent(SIBLING_CHECKS))
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    runner = Runner(root, work=tmp_path / "work")
+    one = "verify/test_parts.py::test_first_part"
+    m = Mutant("m", "machinery", "d", "verify/test_parts.py", "pass", "pass", (one,))
+    assert runner.audit_set(m) == (one, "verify/test_parts.py::test_second_part")
+    whole_file = Mutant("w", "machinery", "d", "verify/test_parts.py", "pass", "pass", ("verify/test_parts.py",))
+    assert runner.audit_set(whole_file) == ("verify/test_parts.py",)

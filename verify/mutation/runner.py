@@ -27,7 +27,9 @@ shared one.
 
 Verdicts. A mutant is *killed by the audit* when its check run times out, exits with another
 status than the baseline run of the same checks on the unmutated tree, fails a test the
-baseline passes, or gives any claim a verdict other than the baseline's. Baselines are computed
+baseline passes, or gives any claim a verdict other than the baseline's. The checks run are the
+catalogue's plus every other check of the claims those decide (:meth:`Runner.audit_set`), so that
+each such claim gets a verdict to compare. Baselines are computed
 once per distinct set of checks and cached on disk under a hash of the tree's contents. It is
 *killed by the tests* when its library tests (``tests``) time out or fail where the baseline
 passes.
@@ -52,6 +54,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from verify.__main__ import check_nodeids
 
 from .catalogue import Mutant, problems
 
@@ -395,6 +399,20 @@ class Outcome:
         return d
 
 
+def claim_siblings(by_claim: dict[str, list[str]]) -> dict[str, set[str]]:
+    """{check node id: the node ids of every check of the same claim} from {claim id: node ids}.
+
+    >>> claim_siblings({"A": ["t.py::f", "t.py::g"], "B": ["t.py::g", "u.py::h"]})["t.py::g"] == {
+    ...     "t.py::f", "t.py::g", "u.py::h"}
+    True
+    """
+    out: dict[str, set[str]] = {}
+    for nodes in by_claim.values():
+        for n in nodes:
+            out.setdefault(n, set()).update(nodes)
+    return out
+
+
 # --- the runner ------------------------------------------------------------------------------------------
 
 
@@ -445,6 +463,8 @@ class Runner:
             self._slots.put(Slot(self.work, k, self.snapshot, self.files, self.shared_store, self.papers))
         self._baselines: dict[tuple, PytestRun] = {}
         self._lock = threading.Lock()
+        # {check node id: every check of its claim}, read statically from the snapshot's decorators
+        self.claim_checks = claim_siblings(check_nodeids(self.snapshot / "verify"))
 
     # baselines
     def _baseline_path(self, kind: str, nodes: tuple[str, ...]) -> Path:
@@ -491,13 +511,26 @@ class Runner:
     def baselines(self, mutants: list[Mutant]) -> None:
         """Compute every baseline the mutants need (in parallel slots), before any mutant runs."""
         needed = sorted(
-            {("audit", m.check_set()) for m in mutants}
+            {("audit", self.audit_set(m)) for m in mutants}
             | {("tests", tuple(sorted(set(m.tests)))) for m in mutants if m.tests}
         )
         t0 = time.monotonic()
         with ThreadPoolExecutor(self.jobs) as pool:
             list(pool.map(lambda kn: self.baseline(*kn), needed))
         self.log(f"baselines: {len(needed)} check sets in {time.monotonic() - t0:.0f} s")
+
+    def audit_set(self, m: Mutant) -> tuple[str, ...]:
+        """The audit checks a mutant runs: its own, plus every other check of each claim one of them decides.
+
+        A claim's verdict is written only when all of its checks ran; a catalogue entry naming one
+        check of a claim with several would otherwise leave that claim ``not-run`` in the baseline
+        and in the mutant alike, and a mutant that turned it inconclusive or a discrepancy (without
+        failing the named test) would go unseen.
+        """
+        out = set(m.check_set())
+        for c in m.check_set():
+            out |= self.claim_checks.get(c.split("[", 1)[0], set())
+        return tuple(sorted(out))
 
     # mutants
     def _prepare(self, slot: Slot, m: Mutant) -> tuple[bool, bool]:
@@ -518,7 +551,8 @@ class Runner:
         return module in self.sim_modules, dirty
 
     def run_one(self, m: Mutant) -> Outcome:
-        base = self.baseline("audit", m.check_set())
+        checks = self.audit_set(m)
+        base = self.baseline("audit", checks)
         tbase = self.baseline("tests", tuple(sorted(set(m.tests)))) if m.tests else None
         slot = self._slots.get()
         try:
@@ -527,7 +561,7 @@ class Runner:
             if sim:
                 shutil.rmtree(store, ignore_errors=True)
                 store.mkdir(parents=True)
-            run = slot.audit(m.check_set(), store=store, dirty=dirty, timeout=self.timeout, maxfail=base.rc == 0)
+            run = slot.audit(checks, store=store, dirty=dirty, timeout=self.timeout, maxfail=base.rc == 0)
             killed, reason, changed = judge(base, run)
             out = Outcome(
                 m.id,
