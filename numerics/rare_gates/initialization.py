@@ -460,6 +460,49 @@ def monte_carlo_d0(n: int, seed: int) -> tuple[int, int]:
     return either, labelled
 
 
+# --- membership in K -----------------------------------------------------------------------------
+
+
+def k_slack(theta: Any, m: Number = DEFAULT_M_INNER, M: Number = DEFAULT_M_OUTER) -> np.ndarray:
+    """Smallest slack of the constraints of K for rows ``(a1, a2, w1, w2)``, the better labelling taken.
+
+    K (Appendix 18; the constraints of :func:`derivations.rare_gates.initialization.k_constraints`):
+    ``m <= a_i <= M``, ``m <= |w_i| <= M``, ``omega_1 + omega_2 <= 3/4 - m``, ``vartheta_1 >= m``,
+    ``vartheta_2 <= -m``, ``vartheta_1 - vartheta_2 <= pi - m`` with ``vartheta_i`` the polar
+    angle of ``w_i`` in ``(-pi, pi]``, in either labelling of the units (the symmetrised K of
+    RG-18.PK). The slack of ``lhs <= rhs`` is ``rhs - lhs``; a row is in K when its slack is
+    ``>= 0``. Float64: a point within rounding of the boundary may be classified either way.
+
+    >>> k_slack(np.array([0.5, 0.5, 0.5, 0.5, 0.5, -0.5]))[0] > 0
+    np.True_
+    """
+    fm, fM = _check_margins(m, M)
+    mm, MM, cap = float(fm), float(fM), float(OMEGA_CAP - fm)
+    th = np.atleast_2d(np.asarray(theta, dtype=float))
+    if th.ndim != 2 or th.shape[1] != 6 or not np.all(np.isfinite(th)):
+        raise ValueError(f"theta must be finite rows of length 6 (a1, a2, w1x, w1y, w2x, w2y); got shape {th.shape}")
+    a1, a2, u0, u1, v0, v1 = th.T
+    r1, r2 = np.hypot(u0, u1), np.hypot(v0, v1)
+    t1, t2 = np.arctan2(u1, u0), np.arctan2(v1, v0)
+    common = np.minimum.reduce(
+        [a1 - mm, MM - a1, a2 - mm, MM - a2, r1 - mm, MM - r1, r2 - mm, MM - r2, cap - (a1 * r1 + a2 * r2)]
+    )
+
+    def angles(up, down):  # up >= m, down <= -m, up - down <= pi - m
+        return np.minimum.reduce([up - mm, -mm - down, math.pi - mm - (up - down)])
+
+    return np.minimum(common, np.maximum(angles(t1, t2), angles(t2, t1)))
+
+
+def in_k(theta: Any, m: Number = DEFAULT_M_INNER, M: Number = DEFAULT_M_OUTER) -> np.ndarray:
+    """Membership of rows ``(a1, a2, w1, w2)`` in the symmetrised K at margins ``m``, ``M`` (:func:`k_slack` >= 0).
+
+    >>> in_k(np.array([[0.5, 0.5, 0.5, 0.5, 0.5, -0.5], [0.5, 0.5, 0.5, 0.5, 0.5, 0.5]])).tolist()
+    [True, False]
+    """
+    return k_slack(theta, m, M) >= 0.0
+
+
 def wilson_interval(k: int, n: int, z: float) -> tuple[float, float]:
     """Wilson score interval for a binomial proportion ``k/n`` at normal quantile ``z``.
 
