@@ -34,6 +34,7 @@ def test_listing_names_every_central_flow_experiment():
         "central_flow.eos_separate",
         "central_flow.scalar_regime",
         "central_flow.eos_neighbourhood",
+        "central_flow.boundary_track",
     }
 
 

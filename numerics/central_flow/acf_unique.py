@@ -27,8 +27,11 @@ certifies it numerically at given states, three ways:
    A = I - B^T DT_q B and the s-row; it has one solution for every right-hand side iff A is nonsingular
    and the Schur complement M = dg/ds(s*) = -(r_s + r_y A^{-1} B^T T_s) is a P-matrix (1 x 1: M > 0).
    ``margin`` = M / (eta |c^|^2 / 2), 1 exactly inside one region. Local: it proves the solution isolated.
-2. A scan of g over s in (0, SCAN_FACTOR s*] (q(s) solved at each grid point from two starts, the
-   previous point's q and a random one, that must agree): strictly increasing on the grid (worst slope
+2. A scan of g over s in (0, SCAN_FACTOR s*] (spaced in s^(1/2), and log-spaced down to SCAN_LOW of the
+   top: on a boundary g(0+) differs from g(0) and a second root can lie just above 0), q(s) solved at each
+   grid point from two starts (the previous point's q and a random one) that must agree: no sign change at
+   the log-spaced points (they lie below s*; g < 0 there where s* > 0) and strictly increasing on the
+   s^(1/2)-spaced grid (worst slope
    over eta |c^|^2 / 2: ``scan_margin``) and g(0) < 0 (s = 0 is not a second solution; where s* = 0,
    g > 0 on the whole grid instead, over (0, SCAN_FACTOR s_ref], s_ref = |g(0)| / (eta |c^|^2 / 2)).
    Global in s on that interval, but only at the grid points (g between them, and s above the
@@ -59,6 +62,8 @@ __all__ = ["p_matrix_margin", "eigen_fixed_point", "linearised_lcp", "uniqueness
 
 SCAN_FACTOR = 10.0  # the scan and the random starts cover s in [0, 10 s*]: ten times the oscillation found
 SCAN_POINTS = 24  # grid points of the scan in (0, SCAN_FACTOR s*], spaced in s^(1/2) (denser near 0)
+SCAN_LOW = 1e-6  # below them, SCAN_LOW_POINTS log-spaced points from SCAN_LOW x the top of the scan: on a boundary
+SCAN_LOW_POINTS = 6  # g jumps at s = 0 and a second root can sit just above 0 (seen at s = 3e-3 of the top)
 STARTS = 8  # random starts of the multi-start check
 EIGEN_SWEEPS = 30  # plain sweeps before Newton steps (where DT_q has an eigenvalue <= -1 they oscillate)
 EIGEN_NEWTON = 20  # Newton steps on B^T (T(s, q) - q) = 0 (forward-difference Jacobian) after the sweeps
@@ -217,7 +222,8 @@ def uniqueness_certificate(
     s_hi = SCAN_FACTOR * _s_ref(s, AV._state(model, theta, eta, s, q, {}), eta)
     memo: dict[bytes, np.ndarray] = {}
     rng = np.random.default_rng(seed)
-    grid = s_hi * (np.arange(1, scan_points + 1) / scan_points) ** 2
+    low = s_hi * np.logspace(np.log10(SCAN_LOW), np.log10(min(0.5 / scan_points**2, 0.05)), SCAN_LOW_POINTS)
+    grid = np.concatenate([low, s_hi * (np.arange(1, scan_points + 1) / scan_points) ** 2])
     g, spread, ok, qw = [], 0.0, True, q
     for sk in grid:
         a = eigen_fixed_point(model, theta, eta, float(sk), qw, memo)
@@ -229,7 +235,7 @@ def uniqueness_certificate(
     g0 = eigen_fixed_point(model, theta, eta, 0.0, AV._region_cf(model, theta)[0], memo)
     ok = ok and g0["converged"]
     garr = np.array(g)
-    slopes = np.diff(garr) / np.diff(grid) / scale
+    slopes = np.diff(garr[SCAN_LOW_POINTS:]) / np.diff(grid[SCAN_LOW_POINTS:]) / scale  # the s^(1/2)-spaced points
     sign = np.sign(np.concatenate([[g0["g"]], garr]))
     same = other = none = 0
     other_s: list[float] = []
@@ -255,6 +261,7 @@ def uniqueness_certificate(
         and spread <= SAME_Q
         and scan_margin > 0
         and (g0_rel < 0 if s > 0 else bool(np.all(garr > 0)))  # no second solution at s = 0, or at s > 0
+        and (bool(np.all(garr[:SCAN_LOW_POINTS] < 0)) if s > 0 else True)  # none just above 0 (all below s*)
         and other == 0
     )
     return {

@@ -37,10 +37,10 @@ form shows that, and :mod:`numerics.central_flow.acf_unique` certifies it at giv
 linearisation's 1 x 1 P-matrix test, a scan of g, random starts).
 
 What cannot be derived: that the fixed point (s, q) exists and is globally unique along a run (it is
-solved on every call, by Anderson-accelerated sweeps with a cold restart and a damped fallback, and
-checked to FIXED_TOL, else ArithmeticError; uniqueness is certified at sampled states only), the
-relaxation rate (a choice: any rate > 0 gives the same
-flow on the edge), and that GD's time average follows this flow past a boundary. This is a
+solved on every call, by Anderson-accelerated sweeps with a semismooth Newton fallback on the full
+system, a cold restart and a damped last resort, and checked to FIXED_TOL, else ArithmeticError;
+uniqueness is certified at sampled states only), the relaxation rate (a choice: any rate > 0 gives
+the same flow on the edge), and that GD's time average follows this flow past a boundary. This is a
 construction of ours (a reading of the paper's averaged flow), labelled so in the audit
 (CF-D.fig4-piecewise).
 
@@ -72,8 +72,12 @@ RTOL = 1e-7  # the integrator's tolerances: 1e-4 below the tolerances the audit 
 ATOL = 1e-9
 FIXED_TOL = 1e-8  # fixed point (s, q): |q - q^(q)| and the relative rate |r(s)| / scale accepted below this
 RELAX = 1.0  # gamma: the expected sharpness relaxes to 2/eta as exp(-gamma t) where it is off the edge
-FIXED_ITER = 40  # accelerated fixed-point sweeps before the damped fallback
-DAMPED_ITER = 400  # damped sweeps of the fallback (a linear rate: 0.8 per sweep seen)
+FIXED_ITER = 40  # accelerated fixed-point sweeps before the Newton fallback
+NEWTON_ITER = 30  # semismooth Newton steps of the fallback (quadratic near the solution)
+NEWTON_FD = 1e-7  # its forward-difference Jacobian's step (q: absolute, |q| = 1; s: relative): error ~ h + eps / h
+NEWTON_HALVE = 12  # step halvings of its backtracking before it gives up (no decrease of the residual)
+NEWTON_STALL = 3  # steps in a row that do not halve the residual before it gives up (no root nearby)
+DAMPED_ITER = 400  # damped sweeps of the last fallback (a linear rate: 0.8 per sweep seen)
 ANDERSON = 3  # depth of the Anderson acceleration of the fixed-point sweeps
 PRUNE = 1e-18  # pieces with mass and mass gradient below this are left out of the sums (below float64 rounding)
 
@@ -239,15 +243,18 @@ def averaged_cf_velocity(
     The fixed point of q <- q^ (the top eigenvector of H^(theta; s, q)) and s <- the Newton step on
     r(s) = 0, clipped at s >= 0 (complementarity: s = 0 when r(0) <= 0), by the sweeps of
     :func:`_fixed_point`: from (q0, s0) (a warm start) with Anderson mixing, then from the central
-    flow of theta's own region (a cold start) with Anderson mixing, then damped. Converged when
+    flow of theta's own region (a cold start) with Anderson mixing, each start followed by
+    semismooth Newton steps on the full system (:func:`_newton`) where its sweeps stall, then damped
+    sweeps from the cold start. Converged when
     |q - q^| <= FIXED_TOL and |r(s)| <= FIXED_TOL x its scale (s > 0) or r(0) <= 0 (s = 0); raises
     ArithmeticError if no start converges. Here r(s) = c^ . v(s) + RELAX (lambda^ - 2/eta): the rate
     condition with a relaxation term (Baumgarte) that pulls lambda^ back to 2/eta where the continuation
     begins off it (lambda^ is not the local sharpness on a boundary); it vanishes on the edge.
 
     Returns ``velocity``, ``s``, ``q``, ``lam`` (lambda^), ``gap`` (lambda^ - the next eigenvalue of
-    H^), ``c`` (c^), ``rate`` (r(s)), ``residual`` (|q - q^|), ``sweeps``, ``deltas`` (sqrt(s) q) and
-    ``start`` ('warm': from (q0, s0); 'cold': from theta's own region's central flow).
+    H^), ``c`` (c^), ``rate`` (r(s)), ``residual`` (|q - q^|), ``sweeps`` (sweeps or Newton steps),
+    ``deltas`` (sqrt(s) q), ``start`` ('warm': from (q0, s0); 'cold': from theta's own region's central
+    flow) and ``solver`` ('anderson', 'newton' or 'damped': the one that converged).
     """
     _check_relu(model)
     theta = _theta(theta, model.dim, "theta")
@@ -260,11 +267,11 @@ def averaged_cf_velocity(
             raise ValueError("q0 must be a nonzero vector")
         if not (isinstance(s0, (int, float)) and np.isfinite(s0) and s0 >= 0):
             raise ValueError(f"s0 must be a finite number >= 0; got {s0!r}")
-        got = _fixed_point(model, theta, eta, q0 / np.linalg.norm(q0), float(s0))
+        got = _solve(model, theta, eta, q0 / np.linalg.norm(q0), float(s0))
         if got is not None:
             got["start"] = "warm"
             return got
-    got = _fixed_point(model, theta, eta, *_region_cf(model, theta))  # a warm start that stalled: start cold
+    got = _solve(model, theta, eta, *_region_cf(model, theta))  # a warm start that failed: start cold
     if got is None:
         got = _fixed_point(model, theta, eta, *_region_cf(model, theta), accelerate=False)
     if got is None:
@@ -285,9 +292,87 @@ def _region_cf(model: Model, theta: np.ndarray) -> tuple[np.ndarray, float]:
     return q, max(0.0, -2.0 * float(c @ model.grad(theta, G)) / float(c @ c))
 
 
-def _result(st: dict[str, Any], s: float, q: np.ndarray, res: float, sweeps: int) -> dict[str, Any]:
+def _result(st: dict[str, Any], s: float, q: np.ndarray, res: float, sweeps: int, solver: str) -> dict[str, Any]:
     keys = ("velocity", "lam", "gap", "rate", "c")
-    return {**{k: st[k] for k in keys}, "s": s, "q": q, "residual": res, "sweeps": sweeps, "deltas": np.sqrt(s) * q}
+    out = {**{k: st[k] for k in keys}, "s": s, "q": q, "residual": res, "sweeps": sweeps, "deltas": np.sqrt(s) * q}
+    return {**out, "solver": solver}
+
+
+def _accepted(st: dict[str, Any], s: float, q: np.ndarray) -> tuple[bool, float]:
+    """The test of every solver: |q^ - q| <= FIXED_TOL and |r| <= FIXED_TOL x scale (s > 0) or r <= 0 (s = 0)."""
+    res = float(np.linalg.norm(st["q_new"] - q))
+    ok_s = abs(st["rate"]) <= FIXED_TOL * st["scale"] if s > 0 else st["rate"] <= 0
+    return bool(res <= FIXED_TOL and ok_s), res
+
+
+def _solve(model: Model, theta: np.ndarray, eta: float, q: np.ndarray, s: float) -> dict[str, Any] | None:
+    """From one start (q, s): Anderson-accelerated sweeps, then (where they stall) Newton from the same start."""
+    got = _fixed_point(model, theta, eta, q, s)
+    return got if got is not None else _newton(model, theta, eta, q, s)
+
+
+def _fb(a: float, b: float) -> float:
+    """The Fischer-Burmeister function a + b - sqrt(a^2 + b^2): zero iff a >= 0, b >= 0 and a b = 0."""
+    return a + b - float(np.hypot(a, b))
+
+
+def _newton(model: Model, theta: np.ndarray, eta: float, q: np.ndarray, s: float) -> dict[str, Any] | None:
+    """Semismooth Newton steps on the full (s, q) system from (q, s): the result, or None where they stall.
+
+    Unknowns: the tangent coordinates y of q (q = (q_k + B y) / |q_k + B y|, B an orthonormal basis of
+    q_k's complement, re-based at each step) and s. Residual (D equations, D unknowns):
+    R = (B^T (q^(s, q) - q), fb(sigma s, -r(s, q) / rho)), fb the Fischer-Burmeister function (zero iff
+    s >= 0, -r >= 0 and s r = 0: the complementarity of s as an equation), rho the rate's scale and
+    sigma = |dr/ds| / rho at the start (both arguments rates on one scale). The Jacobian by forward
+    differences (NEWTON_FD; D evaluations a step), s clipped at 0, the step halved (at most
+    NEWTON_HALVE times) until |R| decreases. Unlike the sweeps it needs no |DT_q| < 1 (an eigenvalue of
+    DT_q below -1 makes plain sweeps oscillate with period two). It gives up after NEWTON_ITER steps, or
+    after NEWTON_STALL steps in a row that do not halve |R| (no root nearby: seen where the warm start's
+    branch of fixed points has ended in a fold and the residual has a positive local minimum there).
+    Accepted by the sweeps' test (:func:`_accepted`).
+    """
+    memo: dict[bytes, np.ndarray] = {}
+    q, s = q / np.linalg.norm(q), max(0.0, float(s))
+    st = _state(model, theta, eta, s, q, memo)
+    rho = float(st["scale"])
+    hs = max(NEWTON_FD * s, 1e-10)
+    sigma = abs(_state(model, theta, eta, s + hs, q, memo)["rate"] - st["rate"]) / hs / rho
+    if not (np.isfinite(sigma) and sigma > 0):
+        return None
+
+    def resid(st: dict[str, Any], s: float, q: np.ndarray, B: np.ndarray) -> np.ndarray:
+        return np.append(B.T @ (st["q_new"] - q), _fb(sigma * s, -st["rate"] / rho))
+
+    stalls = 0
+    for step in range(NEWTON_ITER + 1):
+        ok, res = _accepted(st, s, q)
+        if ok:
+            return _result(st, s, q, res, step, "newton")
+        if step == NEWTON_ITER or stalls >= NEWTON_STALL:
+            return None
+        B = np.linalg.qr(np.column_stack([q, np.eye(q.size)]))[0][:, 1 : q.size]
+        R = resid(st, s, q, B)
+        hs = max(NEWTON_FD * s, 1e-10)
+        cols = []
+        for b in B.T:
+            qb = (q + NEWTON_FD * b) / np.linalg.norm(q + NEWTON_FD * b)
+            cols.append((resid(_state(model, theta, eta, s, qb, memo), s, qb, B) - R) / NEWTON_FD)
+        cols.append((resid(_state(model, theta, eta, s + hs, q, memo), s + hs, q, B) - R) / hs)
+        dz = np.linalg.lstsq(np.column_stack(cols), -R, rcond=None)[0]
+        merit, t = float(R @ R), 1.0
+        for _ in range(NEWTON_HALVE + 1):
+            qt = q + B @ (t * dz[:-1])
+            qt /= np.linalg.norm(qt)
+            st_t = _state(model, theta, eta, max(0.0, s + t * dz[-1]), qt, memo)
+            R_t = resid(st_t, max(0.0, s + t * dz[-1]), qt, B)
+            if float(R_t @ R_t) < merit:
+                break
+            t /= 2
+        else:
+            return None  # no decrease along the Newton direction
+        stalls = stalls + 1 if float(R_t @ R_t) > merit / 4 else 0  # |R| not halved
+        q, s, st = qt, max(0.0, s + t * dz[-1]), st_t
+    return None
 
 
 def _fixed_point(
@@ -308,10 +393,9 @@ def _fixed_point(
     for sweep in range(1, (FIXED_ITER if accelerate else DAMPED_ITER) + 1):
         q, s = x[:-1] / np.linalg.norm(x[:-1]), max(0.0, float(x[-1]))
         st = _state(model, theta, eta, s, q, memo)
-        res = float(np.linalg.norm(st["q_new"] - q))
-        ok_s = abs(st["rate"]) <= FIXED_TOL * st["scale"] if s > 0 else st["rate"] <= 0
-        if res <= FIXED_TOL and ok_s:
-            return _result(st, s, q, res, sweep)
+        ok, res = _accepted(st, s, q)
+        if ok:
+            return _result(st, s, q, res, sweep, "anderson" if accelerate else "damped")
         if slope is None or not slope < 0 or sweep % 10 == 0:
             h = max(1e-7 * s, 1e-10)
             slope = (_state(model, theta, eta, s + h, q, memo)["rate"] - st["rate"]) / h
@@ -346,7 +430,8 @@ def averaged_central_flow(
     Each right-hand-side call warm-starts the fixed point (s, q) from the previous call's. Returns
     ``t`` and ``theta`` at ``t_eval`` (default [T]; every time in (t0, T]), and at those samples the
     oscillation ``s``, the expected sharpness ``lam`` (lambda^) and the fixed-point ``residual``;
-    ``nfev`` and ``max_residual`` (the largest |q - q^| accepted over every call).
+    ``nfev``, ``max_residual`` (the largest |q - q^| accepted over every call), ``restarts`` (calls whose
+    warm start failed, so that they started cold), ``newton`` and ``damped`` (calls solved by those fallbacks).
     """
     _check_relu(model)
     theta0 = _theta(theta0, model.dim)
@@ -359,13 +444,15 @@ def averaged_central_flow(
     grid = np.array([T]) if t_eval is None else np.asarray(t_eval, dtype=np.float64)
     if grid.ndim != 1 or grid.size < 1 or np.any(np.diff(grid) <= 0) or grid[0] <= t0 or grid[-1] > T:
         raise ValueError(f"t_eval must be a strictly increasing 1-D array inside (t0, T] = ({t0}, {T}]")
-    warm: dict[str, Any] = {"q": None, "s": None, "res": 0.0, "cold": 0}
+    warm: dict[str, Any] = {"q": None, "s": None, "res": 0.0, "cold": 0, "newton": 0, "damped": 0}
 
     def rhs(_t: float, y: np.ndarray) -> np.ndarray:
         out = averaged_cf_velocity(model, y, eta, warm["q"], warm["s"])
+        warm["cold"] += out["start"] == "cold" and warm["q"] is not None  # a warm start failed (not the first call)
+        warm["newton"] += out["solver"] == "newton"
+        warm["damped"] += out["solver"] == "damped"
         warm["q"], warm["s"] = out["q"], out["s"]
         warm["res"] = max(warm["res"], out["residual"])
-        warm["cold"] += out["start"] == "cold" and warm["q"] is not None
         return out["velocity"]
 
     sol = solve_ivp(rhs, (t0, T), theta0, method="DOP853", t_eval=grid, rtol=rtol, atol=atol)
@@ -386,4 +473,6 @@ def averaged_central_flow(
         "nfev": int(sol.nfev),
         "max_residual": float(warm["res"]),
         "restarts": int(warm["cold"]),
+        "newton": int(warm["newton"]),
+        "damped": int(warm["damped"]),
     }

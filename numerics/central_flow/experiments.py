@@ -568,7 +568,12 @@ def relu_run(i: int, perturb: float = 0.0, acf_horizon: float = 0.0) -> dict[str
 
 
 def _relu_continue(model: Model, eta: float, cf: F.Trajectory, T: float, horizon: float) -> dict[str, Any] | None:
-    """The averaged central flow from the hybrid CF's stop for ``horizon`` (at most to T); None if it does not stop."""
+    """The averaged central flow from the hybrid CF's stop for ``horizon`` (at most to T); None if it does not stop.
+
+    The record keeps the state ``theta`` at every sample of ``t`` (0.1 apart: at most 600 x D numbers, about
+    56 kB per stopped draw in the full profile), so that checks at the continuation's states (the uniqueness
+    certificate of :mod:`numerics.central_flow.acf_unique`) read them instead of running it again.
+    """
     if cf.stop_at is None or horizon <= 0:
         return None
     t0, theta0 = cf.stop_at
@@ -581,11 +586,14 @@ def _relu_continue(model: Model, eta: float, cf: F.Trajectory, T: float, horizon
         "theta0": theta0,
         "end": end,
         "t": out["t"],
+        "theta": out["theta"],
         "s": out["s"],
         "lam": out["lam"] * eta / 2,
         "h": CL.law(out["theta"], model),
         "max_residual": out["max_residual"],
         "restarts": out["restarts"],
+        "newton": out["newton"],
+        "damped": out["damped"],
         "nfev": out["nfev"],
     }
 
@@ -1032,3 +1040,13 @@ def _flow_gap(model: Model, cf: np.ndarray, gf: np.ndarray) -> dict[str, float]:
     d = np.asarray(CL.law(cf, model)) - np.asarray(CL.law(gf, model))
     d = np.linalg.norm(d.reshape(cf.shape[0], -1), axis=1)
     return {"theta": float(np.max(np.linalg.norm(cf - gf, axis=1) / nrm)), "law": float(np.max(d / nrm**2))}
+
+
+# --- GD against the averaged central flow across an activation-boundary event (numerics.central_flow.boundary) ---
+
+
+def boundary_track(i: int, post: int = 300, pre: int = 30, perturb: float = 0.0) -> dict[str, Any]:
+    """:func:`numerics.central_flow.boundary.boundary_track` of draw ``i`` (here so the sweep layer can call it)."""
+    from numerics.central_flow import boundary as BD  # boundary imports this module: imported on call, no cycle
+
+    return BD.boundary_track(i, post=post, pre=pre, perturb=perturb)

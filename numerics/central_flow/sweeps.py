@@ -40,6 +40,7 @@ CODE_MODULES = (
     "numerics.central_flow.spectra",
     "numerics.central_flow.flows",
     "numerics.central_flow.laws",
+    "numerics.central_flow.averaged",  # the relu cells' continuation past a stop (its solver shapes their records)
     "numerics.central_flow.experiments",
     "numerics.central_flow.sweeps",
 )
@@ -170,4 +171,44 @@ EXPERIMENTS = call_experiments(
             _listed,
         ),
     ],
+)
+
+
+# --- GD against the averaged central flow across an activation-boundary event at the edge --------------------------
+
+
+def _compute_boundary(params: dict) -> Any:
+    """One cell: ``experiments.boundary_track(**kwargs)``."""
+    return run_call(E, frozenset({"boundary_track"}), params)
+
+
+def _boundary_cells(z: E.Sizes) -> list[dict]:
+    from numerics.central_flow.boundary import BOUNDARY_SIZES
+
+    got = BOUNDARY_SIZES["full" if z.eos_scan_full else "quick"]
+    return [call_cell("boundary_track", i=i, post=got["post"], pre=got["pre"]) for i in range(got["tries"])]
+
+
+EXPERIMENTS.update(
+    call_experiments(
+        "central_flow",
+        E.sizes_with,
+        _compute_boundary,
+        (
+            *CODE_MODULES,
+            "numerics.central_flow.averaged",
+            "numerics.central_flow.eos",
+            "numerics.central_flow.boundary",
+        ),
+        [
+            (
+                "boundary_track",
+                "Appendix D / Section 1: GD at the edge against the averaged central flow, gradient flow and the flow "
+                "frozen in the old region across a boundary event, a cell per draw of boundary.boundary_problem "
+                "(sizes: eos_scan_full picks boundary.BOUNDARY_SIZES)",
+                _boundary_cells,
+                _listed,
+            )
+        ],
+    )
 )
