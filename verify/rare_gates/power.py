@@ -184,3 +184,68 @@ def literal_all(audit, *, alternative: str, n: int, rate: float, label: str | No
         method=f"exact: 1 - (1 - {rate:.4f})^{n} over {n} independent records",
         decide=f"{need} independent records would decide",
     )
+
+
+def literal_some(audit, *, alternative: str, n: int, rate: float, label: str | None = None) -> str:
+    """Power of a literal 'at least one of n' check when each record has the property with probability ``rate``.
+
+    The check fails when none of the ``n`` independent records has it: power ``(1 - rate)^n``.
+    """
+    power = math.exp(n * math.log1p(-rate))
+    return record(
+        audit,
+        power,
+        alternative=alternative,
+        label=label,
+        method=f"exact: (1 - {rate:.4g})^{n}, the probability that none of {n} independent records has the property",
+        decide="this power falls as records are added (more records make at least one likely even at a small rate), "
+        "so only a rarer alternative rate would decide",
+    )
+
+
+def equivalence_power(sd: float, band: float, at: float = 0.0, z: float = S.Z95) -> float:
+    """P(the ``z``-sd interval of a normal estimate with standard deviation ``sd`` lies inside ``[-band, band]``) at
+    the true value ``at``: the power of an equivalence check (0 when the interval is wider than the band).
+
+    >>> round(equivalence_power(0.05, 0.25), 4), equivalence_power(0.2, 0.25)
+    (0.9976, 0.0)
+    """
+    from scipy import stats
+
+    lo, hi = -band + z * sd, band - z * sd
+    return max(0.0, float(stats.norm.cdf((hi - at) / sd) - stats.norm.cdf((lo - at) / sd))) if hi > lo else 0.0
+
+
+def equivalence(
+    audit,
+    *,
+    alternative: str,
+    sd: float,
+    band: float,
+    at: float = 0.0,
+    z: float = S.Z95,
+    label: str | None = None,
+    sizes: str = "",
+) -> str:
+    """Power of an equivalence check: the estimate's ``z`` interval must lie inside ``[-band, band]``.
+
+    The roles of a comparison swap: the check shows the departure to lie within the band, so its power is the
+    probability that the interval falls inside the band when the true value is ``at`` (0: the paper's statement
+    holds exactly), under a normal law of the estimate with standard deviation ``sd``; at the band's edge the check
+    passes with probability at most ``1 - Phi(z)`` (its size). ``sizes`` adds the same power at other sample sizes.
+    """
+    from scipy import stats
+
+    power = equivalence_power(sd, band, at, z)
+    need = (band / (z + float(stats.norm.ppf((1 + POWER_REQUIRED) / 2)))) if at == 0.0 else None
+    return record(
+        audit,
+        power,
+        alternative=alternative,
+        label=label,
+        method=f"normal law of the estimate (sd {sd:.4g}): P(its {z:.2f}-sd interval lies inside +-{band:.4g}) at "
+        f"the true value {at:g}; at the band's edge it passes with probability at most "
+        f"{float(stats.norm.sf(z)):.3f}" + (f"; {sizes}" if sizes else ""),
+        decide=(f"an estimate with sd below {need:.4g} would decide" if need is not None else "")
+        + (f" ({sizes})" if sizes else ""),
+    )

@@ -72,8 +72,8 @@ _T2 = paper_numbers("RG-sim.T2.fractions")  # 5 settings x (t <= 60, 200, 450), 
 PAPER_T2 = {  # Table 2: (b, delta0) -> quoted fractions at t <= 60, 200, 450 (of 128 streams)
     setting: tuple(_T2[3 * i : 3 * i + 3]) for i, setting in enumerate(E.TABLE2_SETTINGS)
 }
-# "no recovery after t ~ 112 through t = 450; last at ...": the five last recoveries close the quote
-PAPER_LAST = dict(zip(E.TABLE2_SETTINGS, map(float, paper_numbers("RG-sim.T2.saturation")[-5:]), strict=True))
+# Appendix 19's five last recovery times (RG-sim.T2.last), in E.TABLE2_SETTINGS order
+PAPER_LAST = dict(zip(E.TABLE2_SETTINGS, map(float, paper_numbers("RG-sim.T2.last")), strict=True))
 PAPER_HALF = tuple(map(float, paper_numbers("RG-sim.joint.Thalf")))
 PAPER_HALF_OFFSET = tuple(map(float, paper_numbers("RG-sim.joint.offsets")))
 PAPER_A20_RUNS = 128  # streams per Appendix 20 setting in our reading (READING_A20); lost in the text
@@ -1585,7 +1585,9 @@ GD_HALVING_ALT = {
 @claim(
     "RG-sim.gd.halving",
     reading=READING_OWN + "; risk checked every update (time resolution eta), so changes "
-    "of a few 1e-3 are resolved; compared after rounding to the paper's 3 decimals",
+    "of a few 1e-3 are resolved; compared after rounding to the paper's 3 decimals; 'at most' over the paper's eight "
+    "saved draws (not ours) read for the law of D0: the change is at most the quoted bound at every one of our "
+    "draws (GD is deterministic given a draw, so the only randomness is which draws are taken)",
     fitted=GD_HALVING_ALT,
 )
 @uses("rare_gates.halving")
@@ -1612,6 +1614,21 @@ def test_gd_step_halving(audit, results):
         f"reading: Table 1's stated checks every 10 updates give changes {c1:.4f} and {c2:.4f}, which "
         f"{'also meet' if coarse_ok else 'exceed'} the quoted 0.006 and 0.003; every update gives {d1:.4f} and "
         f"{d2:.4f}."
+    )
+    n_draws = int(h.shape[1])
+    audit.evidence(
+        "GD from a given draw is deterministic (the population gradient), so each draw's two changes are exact; the "
+        f"maximum over our {n_draws} draws stands for the maximum over the paper's {n_draws} saved draws (other draws "
+        "of the same law D0). "
+        + PW.literal_all(
+            audit,
+            alternative="D0 draws whose change under halving exceeds the quoted bound (0.006 or 0.003 after rounding) "
+            f"in a quarter of the law: at that rate the paper's own {n_draws} draws would all meet the bound with "
+            f"probability {(1 - UNIVERSAL_ALT) ** n_draws:.2f}",
+            n=n_draws,
+            rate=UNIVERSAL_ALT,
+            label="every draw",
+        )
     )
     assert round(d1, 3) <= 0.006 and round(d2, 3) <= 0.003
     assert d2 < d1
@@ -1693,7 +1710,7 @@ def test_table2_fractions(audit, results):
     assert all(c["consistent"] for c in comps)
 
 
-T2_LATE = 112.1  # the paper's latest last recovery ('no recovery after t ~ 112')
+T2_LATE = max(PAPER_LAST.values())  # 'no recovery after t ~ 112' read at the paper's latest last recovery, 112.1
 
 
 def _t2_late(runs) -> tuple[list[float], int, int, float]:
@@ -1745,6 +1762,7 @@ def _t2_late_paper(runs) -> None:
     )
 
 
+T2_FROZEN_QUOTED = paper_numbers("RG-sim.T2.saturation")[2]  # 'the frozen-angle reference exceeds 0.63 by t = 200'
 T2_SATURATION_READING = (
     "'no recovery after t ~ 112' as a statement about the paper's sample: ours is the saturation of the law, no "
     "recovery in (200, 450] (Table 2's equal t <= 200 and t <= 450 columns), recovery by t = 200 below the "
@@ -1766,13 +1784,17 @@ def test_table2_saturation(audit, results, sizes):
     late_200 = sum(int(np.sum(s["recovery"] > 200 + 1e-9)) for s in table2)
     late_times, n_rec, paper_rec, p = _t2_late(table2)
     late_112 = len(late_times)
-    below_frozen = []
+    below_frozen, refs = [], []
     for s in table2:
         n = s["recovery"].size
-        _, hi = E.wilson(E.recovered_by(s["recovery"], 200), n)
-        below_frozen.append(hi < -math.expm1(-s["gamma"] * 200 / math.pi))
+        k200 = E.recovered_by(s["recovery"], 200)
+        _, hi = E.wilson(k200, n)
+        ref = -math.expm1(-s["gamma"] * 200 / math.pi)
+        below_frozen.append(hi < ref)
+        refs.append(ref)
         audit.ours(
-            f"last recovery {np.nanmax(s['recovery']):.1f} (paper {PAPER_LAST[(s['b'], s['delta0'])]})",
+            f"by t = 200: {k200}/{n} (upper 95% Wilson {hi:.3f}; frozen-angle reference {ref:.3f}); last recovery "
+            f"{np.nanmax(s['recovery']):.1f} (the paper's last times: RG-sim.T2.last)",
             label=f"b={s['b']}, delta0={s['delta0']:g}",
         )
     audit.ours(late_200, label="recoveries in (200, 450]")
@@ -1797,9 +1819,23 @@ def test_table2_saturation(audit, results, sizes):
         f"angle reference the expected number of disagreements after t = 200 over the {n_runs} runs still going "
         f"then is "
         f"{late_expected:.2g}: the decaying angle itself predicts none in (200, 450], so that part can fail only "
-        "through a non-decaying angle or a bug, not against a nearby alternative; the paper's last recovery time is a "
-        "sample maximum, compared through the count of later recoveries. Saturation: our upper 95% Wilson bound at "
-        "t = 200 below the frozen-angle reference 1 - exp(-Gamma t/pi) in every setting."
+        "through a non-decaying angle or a bug, not against a nearby alternative; 'no recovery after t ~ 112' is "
+        "compared through the count of later recoveries (the paper's five last recovery times, sample maxima, are "
+        "RG-sim.T2.last). Saturation: our upper 95% Wilson bound at t = 200 below the frozen-angle reference "
+        f"1 - exp(-Gamma t/pi) in every setting; that reference is at least {min(refs):.3f} by t = 200 in every "
+        f"setting (the quoted 'exceeds {T2_FROZEN_QUOTED}': the closed form at each setting's Gamma = b delta0/eta, "
+        "exact)."
+    )
+    audit.evidence(
+        f"The literal 'no recovery after t ~ 112' holds in our sample: none of our {n_rec} recoveries is later than "
+        f"t = {T2_LATE:g}."
+        if not late_times
+        else f"Found: the literal 'no recovery after t ~ 112' does not hold in our sample: {late_112} of our {n_rec} "
+        f"recoveries {'comes' if late_112 == 1 else 'come'} after t = {T2_LATE:g} (at t = "
+        f"{', '.join(f'{t:.1f}' for t in late_times)}), against the paper's 0 of {paper_rec} (two-sided Fisher "
+        f"p = {p:.3f}, not a rejection at 5%; at our rate the paper's {paper_rec} would hold none with probability "
+        f"{(1 - late_112 / n_rec) ** paper_rec:.2f}). Our side reads the statement as a rate, below the frozen-angle "
+        "account's share (checked below); the paper's literal none is its side of the claim."
     )
     if sizes.saturation_streams == 0:
         q = PW.exception_rate(paper_rec)
@@ -1844,6 +1880,7 @@ def test_table2_saturation(audit, results, sizes):
     )
     late_ok = _t2_late_rate(audit, table2)
     assert late_200 == 0 and late_ok and all(below_frozen)
+    assert min(refs) > float(T2_FROZEN_QUOTED)  # the frozen-angle reference exceeds the quoted 0.63 by t = 200
 
 
 @discrepancy("RG-sim.T2.saturation", reason=T2_SATURATION_REASON, reading=T2_SATURATION_READING)
@@ -2220,10 +2257,12 @@ def test_repeated_cell_agrees(audit, results):
 
 
 CADENCE_EFFECT = 0.005  # a check cadence that flips more than 0.5% of outcomes would matter at these sample sizes
-# the small-sample pair difference counts as sampling unless a difference at least as large (by Fisher p) in some
-# setting has probability below 1 in 1000 under one rate per setting: rarer than that would point past sampling
-# (a bug in one experiment), 50 times the Holm level 0.05 stricter so that the small pairs' chance events pass
-PAIR_CHANCE_LEVEL = 0.001
+# The small-sample pairs are a finding, reported, not asserted: the probability under one rate per setting of a
+# difference at least as large (by Fisher p) in some setting is the family-wise p of the most discordant pair over
+# the five settings, read at the house's 5% (a level fixed by that rule, not chosen after looking). A bug in one
+# experiment would show in the large samples of the two seeds (the seeds check, with power), so no threshold on it
+# enters the verdict.
+PAIR_FAMILY_LEVEL = 0.05
 
 
 def _pair_chance(p_obs: float, n1: int, n2: int, rate: float) -> float:
@@ -2246,8 +2285,9 @@ def _repeat_runs(repeat: list[dict]) -> dict:
     "'The estimates agree' is decided on the evidence with power (see the power lines): the cadence rerun and a "
     "large sample of each experiment's seed at the most discordant setting, which must give one rate. The small "
     "samples' pair difference there (Fisher, Holm-adjusted over the five settings) is a finding of ours, reported "
-    "with its significance; its cause is tested to be sampling (cadence and seeds excluded; the probability of a "
-    "difference that large in some setting under one rate per setting, computed exactly, must exceed 1 in 1000)",
+    "with its significance, not asserted: the exact probability of a difference that large in some setting under "
+    "one rate per setting (a family-wise p over the five settings) is read at the house's 5%, a level fixed by that "
+    "rule; the verdict rests on the cadence rerun and the large samples of the two seeds",
 )
 @uses("rare_gates.grid", "rare_gates.table2", "rare_gates.repeat")
 def test_repeated_cells_one_probability(audit, results, sizes):
@@ -2255,7 +2295,7 @@ def test_repeated_cells_one_probability(audit, results, sizes):
     runs = _repeat_runs(results["rare_gates.repeat"])
     n3, n2, n_big = sizes.fig3a_streams, sizes.table2_streams, sizes.repeat_streams
     flips = paired = 0
-    pair_ps = []
+    pair_ps, pair_counts = [], []
     for b, d in E.TABLE2_SETTINGS:
         cell = next(c for c in grid if c["b"] == b and c["delta0"] == d and c["eta"] == 0.01)
         row = next(s for s in table2 if s["b"] == b and s["delta0"] == d)
@@ -2267,6 +2307,7 @@ def test_repeated_cells_one_probability(audit, results, sizes):
         paired += rec3.size + rec2.size
         k3, k2 = int(rec3.sum()), int(rec2.sum())
         pair_ps.append(E.fisher_p(k3, rec3.size, k2, rec2.size))
+        pair_counts.append((k3, rec3.size, k2, rec2.size))
         audit.ours(
             f"Figure 3(a) {k3}/{rec3.size} (every 10: {int(other3.sum())}), Table 2 {k2}/{rec2.size} (every update: "
             f"{int(other2.sum())}); Fisher p = {pair_ps[-1]:.4f}",
@@ -2293,11 +2334,20 @@ def test_repeated_cells_one_probability(audit, results, sizes):
         rs = next(s for s in table2 if s["b"] == bs and s["delta0"] == ds)
         rates.append((_count(cs["recovery"]) + E.recovered_by(rs["recovery"], 200)) / (n3 + n2))
     chance = 1.0 - float(np.prod([1.0 - _pair_chance(min(pair_ps), n3, n2, r) for r in rates]))
+    # the finding's arithmetic: each pair's p (E.fisher_p) is the one the chance's tail region is cut on (the exact
+    # p-value grid), to the grid's float rounding (1e-9 relative, as in _pair_chance): otherwise the reported
+    # significance and probability are not those of the observed tables
+    grid_agrees = all(
+        math.isclose(float(S.fisher_p_grid(m3, m2)[c3, c2]), q, rel_tol=1e-9)
+        for (c3, m3, c2, m2), q in zip(pair_counts, pair_ps, strict=True)
+    )
     audit.ours(
         f"b={E.TABLE2_SETTINGS[int(np.argmin(pair_ps))][0]}, delta0={E.TABLE2_SETTINGS[int(np.argmin(pair_ps))][1]:g}: "
         f"Fisher p = {min(pair_ps):.4f}, Holm-adjusted {holm_p:.4f} "
         f"({'significant' if holm_p < 0.05 else 'not significant'} at 5%); probability of a difference that large "
-        f"in some setting under one rate per setting {chance:.4f} (about 1 in {1 / max(chance, 1e-12):.0f})",
+        f"in some setting under one rate per setting {chance:.4f} (about 1 in {1 / max(chance, 1e-12):.0f}; "
+        f"family-wise, {'significant' if chance < PAIR_FAMILY_LEVEL else 'not significant'} at "
+        f"{PAIR_FAMILY_LEVEL:.0%}; reported, not asserted)",
         label="finding: the small-sample pairs",
     )
     tail3 = float(stats.binom.cdf(k3, n3, pooled)) if k3 / n3 < pooled else float(stats.binom.sf(k3 - 1, n3, pooled))
@@ -2318,18 +2368,26 @@ def test_repeated_cells_one_probability(audit, results, sizes):
         f"b={E.TABLE2_SETTINGS[int(np.argmin(pair_ps))][0]}, delta0={E.TABLE2_SETTINGS[int(np.argmin(pair_ps))][1]:g} "
         f"(Fisher p = {min(pair_ps):.4f}; Holm-adjusted over the five settings {holm_p:.4f}) "
         f"{'is significant at 5%: the small samples differ (our finding)' if holm_p < 0.05 else 'is not significant'}"
-        "; with the cadence excluded (above) and the seeds excluded (below), the difference lies in the streams: "
-        f"under one rate per setting (the pooled small samples; the large samples' at b={b}, delta0={d:g}) a "
+        f". Under one rate per setting (the pooled small samples; the large samples' at b={b}, delta0={d:g}) a "
         f"difference at least that large (Fisher p <= {min(pair_ps):.4f}) in some setting has probability "
         f"{chance:.4f} (exact over the binomial laws; the settings taken as independent), about 1 in "
-        f"{1 / max(chance, 1e-12):.0f}: a sampling event, checked to lie above {PAIR_CHANCE_LEVEL:g} (rarer would "
-        f"point at a bug). The verdict on 'the estimates agree' rests on the checks with power (the cadence rerun "
+        f"{1 / max(chance, 1e-12):.0f}: a family-wise p over the five settings, "
+        + (
+            f"significant at the house's {PAIR_FAMILY_LEVEL:.0%} (a level fixed by that rule, not chosen after "
+            "looking): the small pairs differ by more than one rate per setting makes likely at 5%, a finding of "
+            "ours, reported and not asserted"
+            if chance < PAIR_FAMILY_LEVEL
+            else f"not significant at the house's {PAIR_FAMILY_LEVEL:.0%}"
+        )
+        + f". The verdict on 'the estimates agree' rests on the checks with power (the cadence rerun "
         f"and the large samples), not on the small pairs (the Figure 3(a) cells share one seed's first {n3} "
         f"streams, the Table 2 rows each have their own). At b={b}, delta0={d:g} a large sample of each seed "
         f"({n_big} streams) gives {kf / n_big:.3f} and {kt / n_big:.3f} (one rate, pooled {pooled:.3f}); against it "
         f"our Figure 3(a) cell's {k3}/{n3} is a one-sided binomial tail of {tail3:.3f} and our Table 2 row's "
-        f"{k2}/{n2} one of {tail2:.3f}: two small samples from opposite tails of one rate, not a cadence, horizon "
-        "or seed effect."
+        f"{k2}/{n2} one of {tail2:.3f}: two small samples from opposite tails of one rate; the cadence rerun and "
+        "the large samples exclude a cadence, horizon or seed effect, so what differs is these particular streams. "
+        "The pairs' Fisher p's are checked to be the ones the probability's tail region is cut on (the exact p-value "
+        "grid; arithmetic, not a threshold)."
     )
     # power: the cadence check against a cadence that flips 2% of outcomes (four times the tolerated share)
     reject = np.array([S.clopper_pearson_interval(k, paired)[0] > CADENCE_EFFECT for k in range(paired + 1)])
@@ -2357,7 +2415,7 @@ def test_repeated_cells_one_probability(audit, results, sizes):
     )
     assert flip_lo <= CADENCE_EFFECT
     assert p_big >= 0.05
-    assert chance >= PAIR_CHANCE_LEVEL
+    assert grid_agrees
 
 
 # The one setting (b = 16, delta0 = 1e-5, eta = 0.01) estimated three times in the paper, by horizon:
@@ -2405,10 +2463,12 @@ def _our_same(results) -> dict:
 # one reading string for both sides of the pair, so the report shows it once
 A20_SAME_READING = (
     READING_A20 + "; Figure 3(a)'s cell of this setting is the one whose 9/64 gives kappa_eff 1.49 "
-    "(RG-19.kappacells). A reading-dependent tension, not a discrepancy: the paper's three estimates are out of order "
-    "only under the guessed b = 16, while the batch Appendix 20's own Lambda(t) implies from its 0.04 is b = 8, under "
-    "which its runs are another setting and there is no conflict; the paper's order tests are reported, not asserted. "
-    "Ours: our three experiments of the setting, in order by the same tests"
+    "(RG-19.kappacells). Under the audit's main reading b = 16 (the batch RG-sim.A20.noise uses and confirms, and "
+    "under which RG-sim.A20.wdfirst raises its paper side) the paper's own three estimates are tested for order by "
+    "the same tests as ours: its side of the claim, a discrepancy internal to the paper, raised only when its own "
+    "numbers reject the order at the claim's level. Under the fitted alternative b = 8 (the batch Appendix 20's own "
+    "Lambda(t) implies from its 0.04) its runs are another setting and there is no order to test: reported beside "
+    "it. Ours: our three experiments of the setting (b = 16), in order by the same tests"
 )
 
 
@@ -2432,12 +2492,12 @@ def test_same_setting_three_horizons_ours(audit, results):
     paper_hom, paper_order = _order_tests(PAPER_SAME)
     b8 = _a20_model(8)
     audit.ours(
-        f"under the guessed b = 16: one-sided Fisher p of 'H = 1000 below' = "
+        f"under the main reading b = 16: one-sided Fisher p of 'H = 1000 below' = "
         f"{', '.join(f'{p:.4f}' for p in paper_order)} (level {SAME_LEVEL:.3f} each; "
-        f"{'out of order' if min(paper_order) < SAME_LEVEL else 'in order'}), exact homogeneity p = {paper_hom:.3f}; "
-        f"under b = 8 (Appendix 20's Lambda(t) gives {b8['none_H']:.3f} by H = 1000 against its {_NOISE[0]:g}): "
-        "another setting, no order to test",
-        label="the paper's three (a reading-dependent tension)",
+        f"{'out of order: the paper side is raised' if min(paper_order) < SAME_LEVEL else 'in order'}), exact "
+        f"homogeneity p = {paper_hom:.3f}; under the fitted alternative b = 8 (Appendix 20's Lambda(t) gives "
+        f"{b8['none_H']:.3f} by H = 1000 against its {_NOISE[0]:g}): another setting, no order to test",
+        label="the paper's three (its side of the claim: the paper's own numbers)",
     )
     none8 = next(z for z in results["rare_gates.noise_b8"] if z["s"] == 0.0)
     k8, n8 = E.recovered_by(none8["recovery"], none8["horizon"]), none8["recovery"].size
@@ -2454,10 +2514,18 @@ def test_same_setting_three_horizons_ours(audit, results):
         "Recovery by H is non-decreasing in H for one setting, so three estimates of it at H = 200, t <= 200 and "
         "H = 1000 can differ only by sampling, and an H = 1000 fraction below a shorter horizon's only by chance: "
         f"one-sided Fisher exact tests at {SAME_LEVEL:.3f} each (Bonferroni over two), and the exact homogeneity "
-        "test of the three. Our three experiments of the setting must pass (this check). The paper's three fail the "
-        "same test only if Appendix 20's lost setting is our guess b = 16; the batch its own Lambda(t) implies from "
-        f"its {_NOISE[0]:g} is b = {b8['b']:.1f}, under which its runs are another setting: a tension that rests on "
-        "the reading, reported here and not raised as a discrepancy."
+        "test of the three. Our three experiments of the setting must pass (this check). The paper's own three, under "
+        f"the main reading b = 16, give one-sided p = {', '.join(f'{p:.4f}' for p in paper_order)}: "
+        + (
+            f"its H = 1000 fraction lies below its H = 200 count at the claim's level {SAME_LEVEL:.3f}, an "
+            "inconsistency internal to the paper (no sample of ours enters it), raised as the claim's paper side "
+            "(test_same_setting_three_horizons_paper)"
+            if min(paper_order) < SAME_LEVEL
+            else f"in order at the claim's level {SAME_LEVEL:.3f}"
+        )
+        + f". Under the fitted alternative b = {E.A20_ALT_B} (the batch Appendix 20's own Lambda(t) implies from its "
+        f"{_NOISE[0]:g} is b = {b8['b']:.1f}), its runs are another setting and no order test applies (the line "
+        f"'{A20_B8_LABEL}')."
     )
     (k3, n3), _, (k1, n1) = ours.values()
     audit.evidence(
@@ -2480,6 +2548,32 @@ def test_same_setting_three_horizons_ours(audit, results):
         )
     )
     assert all(p >= SAME_LEVEL for p in order)
+
+
+A20_SAME_REASON = (
+    "the paper's internal inconsistency under the audit's main reading b = 16, not our simulation: with Appendix "
+    "20's lost setting read as b = 16 (the batch RG-sim.A20.noise uses and confirms, and under which "
+    "RG-sim.A20.wdfirst raises its paper side), the paper's own no-noise 0.04 by H = 1000 (5 of 128 in our reading) "
+    "lies below its own Figure 3(a) count by H = 200 (9 of 64, the cell of kappa_eff 1.49), by the claim's "
+    f"one-sided Fisher exact test at its level {SAME_LEVEL:g} (Bonferroni over the two order tests), though recovery "
+    "by H cannot fall as H grows in one setting. Only the paper's numbers enter it, and it is raised only when they "
+    "reject the order at that level (a rejection at the level needs no power statement: power governs a failure "
+    "to reject). Under the fitted alternative b = 8 (the batch Appendix 20's own Lambda(t) implies from its 0.04) "
+    "its runs are another setting and there is no conflict (reported beside it, on our side)"
+)
+
+
+@discrepancy("RG-sim.A20.same", reason=A20_SAME_REASON, reading=A20_SAME_READING)
+def test_same_setting_three_horizons_paper():
+    hom, order = _order_tests(PAPER_SAME)
+    (k3, n3), (k2, n2), (k1, n1) = PAPER_SAME.values()
+    _paper_sample_side(
+        min(order) < SAME_LEVEL,
+        f"under b = 16 the paper's own {k1}/{n1} by H = 1000 against its {k3}/{n3} by H = 200 and {k2}/{n2} by "
+        f"t <= 200: one-sided Fisher p of 'H = 1000 below' = {', '.join(f'{p:.4f}' for p in order)} (level "
+        f"{SAME_LEVEL:g} each; exact homogeneity p = {hom:.3f}); under the fitted b = 8 another setting, no order "
+        "to test",
+    )
 
 
 @claim(
@@ -3463,6 +3557,9 @@ def test_gd_points_above_the_line(audit, results):
 
 
 COINCIDE = 0.005  # 'coincide to line width': a spread below 0.5% of the panel's vertical range (our reading)
+# groups of four streams from the same checkpoint (the figure's four first, then further stream ids of its seed):
+# 'every group of four coincides' has power 1 - 0.75^6 = 0.82 against groups that fail in a quarter of draws
+COINCIDE_GROUPS = 6
 
 
 @claim(
@@ -3470,33 +3567,55 @@ COINCIDE = 0.005  # 'coincide to line width': a spread below 0.5% of the panel's
     reading=READING_OWN + f"; trajectory as in RG-sim.fig1.slopes; 'coincide to line width' read as: at every "
     f"traced time the four streams' log10 angles differ by less than {COINCIDE:.1%} of the range panel (c) shows "
     "(it shares the vertical scale of (b): from the source start to the end of the target run); panel (d), the "
-    "risk, has no stated scale, so its spread is reported, not tested. No power statement applies: the claim "
-    "describes the four streams drawn in the figure, not a population quantity, and the check measures the same "
-    "statistic exactly on our own four streams (a replication of the figure, as for any figure panel), so there is "
-    "no estimate whose sampling error could hide a departure; that our four streams stand for the paper's is the "
-    "replication reading, not a test",
+    "risk, has no stated scale, so its spread is reported, not tested. The four streams are a random draw (the "
+    "figure's is one), so the statement is read for the law of four streams from the checkpoint: "
+    f"{COINCIDE_GROUPS} independent groups of four (the figure's four streams first, then further stream ids of the "
+    "same seed) must each coincide, with power against groups of four that fail to coincide in a quarter of draws",
 )
 @uses("rare_gates.table1")
 def test_fig1_streams_coincide(audit, results):
     table1 = results["rare_gates.table1"]
-    tr = E.trajectory(table1)
-    la = np.log10(tr["sgd_angle"])
-    ok = np.all(np.isfinite(la), axis=0)
-    spread = float(np.max(np.ptp(la[:, ok], axis=0)))
-    # panel (b)/(c)'s shared scale: the source angles from the initialisation down to the target's smallest angle
+    tr = E.trajectory(table1, sgd_streams=4 * COINCIDE_GROUPS)  # stream ids 0..3 are the figure's four
     src = np.log10(tr["source_angle"])
-    span = float(max(np.max(src), np.max(la[:, ok])) - min(np.min(src), np.min(la[:, ok])))
-    risk = tr["sgd_risk"]
+
+    def spread_of(la: np.ndarray) -> tuple[float, float]:
+        """The largest spread of four streams' log10 angles at any traced time, and panel (b)-(c)'s vertical range
+        for them (the source angles from the initialisation down to the target's smallest angle)."""
+        ok = np.all(np.isfinite(la), axis=0)
+        span = float(max(np.max(src), np.max(la[:, ok])) - min(np.min(src), np.min(la[:, ok])))
+        return float(np.max(np.ptp(la[:, ok], axis=0))), span
+
+    groups = [spread_of(g) for g in np.log10(tr["sgd_angle"]).reshape(COINCIDE_GROUPS, 4, -1)]
+    spread, span = groups[0]
+    shares = [a / b for a, b in groups]
+    risk = tr["sgd_risk"][:4]
     r_ok = np.all(np.isfinite(risk), axis=0)
     r_spread = float(np.max(np.ptp(risk[:, r_ok], axis=0)))
     audit.ours(f"{spread:.3g} decades = {spread / span:.2e} of the {span:.2f} decades of (b)-(c)", label="panel (c)")
-    audit.ours(f"{r_spread:.3g} (absolute risk)", label="panel (d), reported")
-    audit.evidence(
-        f"{tr['sgd_angle'].shape[0]} target-SGD streams from the trajectory's checkpoint (angle "
-        f"{tr['checkpoint_angle']:.3e}), traced every 10 updates through t = {tr['t'][-1]:g}: the largest spread "
-        "across streams at any traced time, over the vertical range of panels (b)-(c)."
+    audit.ours(
+        ", ".join(f"{v:.2e}" for v in shares) + f" (largest {max(shares):.2e}; threshold {COINCIDE:g})",
+        label=f"panel (c), the spread of each of {COINCIDE_GROUPS} groups of four (the figure's first)",
     )
-    assert spread / span < COINCIDE
+    audit.ours(f"{r_spread:.3g} (absolute risk)", label="panel (d), reported")
+    recovered = int(np.isfinite(tr["sgd_recovery"]).sum())
+    audit.evidence(
+        f"{COINCIDE_GROUPS} x 4 target-SGD streams from the trajectory's checkpoint (angle "
+        f"{tr['checkpoint_angle']:.3e}), traced every 10 updates through t = {tr['t'][-1]:g} ({recovered} of them "
+        "recover): per group of four, the largest spread across its streams at any traced time, over the vertical "
+        "range of panels (b)-(c); the figure's four are the first group."
+    )
+    audit.evidence(
+        PW.literal_all(
+            audit,
+            alternative=f"groups of four streams that do not coincide to line width (spread at least {COINCIDE:.1%} "
+            f"of the panel) in a quarter of draws: at that rate the figure's one group of four would coincide with "
+            "probability 0.75, so one group cannot decide",
+            n=COINCIDE_GROUPS,
+            rate=UNIVERSAL_ALT,
+            label="every group of four",
+        )
+    )
+    assert all(v < COINCIDE for v in shares)
 
 
 # --- Appendix 20 ----------------------------------------------------------------------------------------------
@@ -4043,8 +4162,11 @@ def _collapse_fit(joint, inits=None) -> tuple[float, float]:
     reading=READING_OWN + "; 'fall close to one curve in Gamma_T' read as: at equal Gamma_T the effective intensity "
     "-log(1 - p) changes by at most a factor 2 across the 16-fold range of eta, i.e. in a cloglog regression of the "
     "T > 0 records on a quadratic in log Gamma_T and on log eta, the log eta coefficient g lies within "
-    f"+-{COLLAPSE_BAND:.2f} (log 2/log 16); the check fails only when its 95% cluster-bootstrap interval (over "
-    "inits: records of one init share a source trajectory) lies outside that band",
+    f"+-{COLLAPSE_BAND:.2f} (log 2/log 16). An equivalence test: the check shows the collapse only when its 95% "
+    "cluster-bootstrap interval (over inits: records of one init share a source trajectory) lies inside that band "
+    "(two one-sided tests at 2.5% each); its power is the probability of showing it when there is no eta effect at "
+    "all (g = 0). Below power 0.8 the verdict is inconclusive and the check then fails only when the interval lies "
+    "wholly outside the band (an eta effect shown)",
 )
 @uses("rare_gates.joint")
 def test_joint_collapse(audit, results):
@@ -4063,6 +4185,29 @@ def test_joint_collapse(audit, results):
         "(numerics.stats.cloglog_fit), SE of the eta coefficient from 200 bootstrap resamples of the inits. A curve "
         f"in the angle delta_T alone instead of Gamma_T would put g near the Gamma_T slope, {beta:.2f}."
     )
+    inside = -COLLAPSE_BAND <= lo and hi <= COLLAPSE_BAND
+    # the power at other numbers of inits, the bootstrap SE scaled as 1/sqrt(inits) (independent inits)
+    other = {"the paper's 64": 64, **{f"{k} profile": E.sizes(k).joint_inits for k in ("quick", "full")}}
+    at_sizes = []
+    for name, m in other.items():
+        if m == 0:
+            at_sizes.append(f"{name}: not run (joint_inits = 0, no verdict)")
+            continue
+        at_sizes.append(f"{name} ({m} inits): {PW.equivalence_power(se * math.sqrt(n / m), COLLAPSE_BAND):.2f}")
+    audit.ours(
+        f"{'inside' if inside else 'not inside'} +-{COLLAPSE_BAND:.3f} (95% interval [{lo:+.3f}, {hi:+.3f}])",
+        label="equivalence: the interval inside the band",
+    )
+    eq_text = PW.equivalence(
+        audit,
+        alternative=f"no eta effect at fixed Gamma_T (g = 0): the probability that the 95% interval falls inside "
+        f"+-{COLLAPSE_BAND:.3f}, i.e. that the check shows the collapse when it holds exactly",
+        sd=se,
+        band=COLLAPSE_BAND,
+        label="equivalence",
+        sizes="at " + "; ".join(at_sizes),
+    )
+    audit.evidence(eq_text + f" At {n} inits the interval is {'inside' if inside else 'not inside'} the band.")
     alt = 2 * COLLAPSE_BAND
     audit.evidence(
         PW.record(
@@ -4070,12 +4215,17 @@ def test_joint_collapse(audit, results):
             float(stats.norm.sf(S.Z95 - (alt - COLLAPSE_BAND) / se)),  # P(g - z se > band) at g = alt
             alternative=f"an eta effect twice the band, |g| = {alt:.2f} (a factor 4 in the intensity across eta's "
             "range at equal Gamma_T)",
-            label="collapse",
-            method="normal law of the bootstrap-SE estimate of g; the check fails when the 95% interval clears the "
-            "band",
+            label="eta effect shown",
+            method="normal law of the bootstrap-SE estimate of g: P(the 95% interval lies wholly beyond the band) "
+            "at g = twice the band (a lower bound on the equivalence check's failure there)",
         )
     )
-    assert hi >= -COLLAPSE_BAND and lo <= COLLAPSE_BAND
+    if PW.equivalence_power(se, COLLAPSE_BAND) >= PW.POWER_REQUIRED:
+        assert inside  # equivalence: the collapse shown
+    else:
+        # too few inits to show the collapse: the verdict is inconclusive (power below 0.8); the check fails only
+        # when an eta effect beyond the band is shown
+        assert hi >= -COLLAPSE_BAND and lo <= COLLAPSE_BAND
 
 
 @claim("RG-sim.joint.fresh", reading=READING_OWN + "; 'always' literally over our draws and step sizes")
@@ -4182,6 +4332,9 @@ def test_joint_angle_rate(audit, results):
     assert all(rounds_to(r, "0.050") for r in rates)
 
 
+OPPOSITE_SEVEN = 7  # Section 8: 'all seven recoveries at T = 400 ... start from near-opposite initializations'
+
+
 @claim(
     "RG-sim.joint.opposite",
     reading=READING_OWN + "; near-opposite read as initial angle above 2.5 (Section 8)",
@@ -4200,6 +4353,22 @@ def test_joint_opposite(audit, results):
     audit.evidence(
         f"The runs recovering at T = 400 per step size and how many start near-opposite ({int(near.sum())} of "
         f"{near.size} draws are); the claim holds when every step size has at least one."
+    )
+    # power: the check fails at a step size where none of our near-opposite draws recovers. Alternative: near-opposite
+    # draws recover at T = 400 at a rate q at which the paper's own recoveries of its seven near-opposite draws
+    # (Section 8) would have been a 1-in-100 event even read as 'at least one of seven' (the weakest reading, the
+    # largest such q); one step size suffices (the step sizes share draws, not streams)
+    q = PW.exception_rate(OPPOSITE_SEVEN, level=0.99)
+    audit.evidence(
+        PW.literal_some(
+            audit,
+            alternative=f"near-opposite draws that do not recover at T = 400: a recovery rate {q:.5f} among them, "
+            f"1 - 0.99^(1/{OPPOSITE_SEVEN}), at which the paper's at least one recovery of its {OPPOSITE_SEVEN} "
+            "near-opposite draws would have been a 1-in-100 event",
+            n=int(near.sum()),
+            rate=q,
+            label="one step size",
+        )
     )
     assert all(o > 0 for o in opposite)
 
