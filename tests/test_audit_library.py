@@ -396,6 +396,18 @@ def test_vacuous_needs_its_reason_and_reaches_the_report(tmp_path, no_git):
     assert "- vacuous: its premise fails on GD (T-2)" in render_markdown(report)
 
 
+def test_index_marks_fitted_and_by_construction_verdicts(tmp_path, no_git):
+    """A consistency-only claim reads differently in the index from a substantive one of the same verdict."""
+    checks = [
+        _check("passed", cid="T-1.fit", reading="m, M chosen", fitted={"m = 1e-3": "2e-3"}, by_construction="m, M fit"),
+        _check("passed", cid="T-1.sub", reading="q read as 2/pi"),
+    ]
+    report = build_report({c: _claim(c) for c in ("T-1.fit", "T-1.sub")}, checks, "quick", tmp_path)
+    md = render_markdown(report)
+    assert "| T-1.fit | Section 1 | confirmed-reading (fitted, by construction) |" in md
+    assert "| T-1.sub | Section 1 | confirmed-reading |" in md
+
+
 # ------------------------------------------------------------------------------ report
 
 REPORT_KEYS = {"id", "paper", "where", "statement", "paper_value", "ours", "verdict", "evidence"}

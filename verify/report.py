@@ -408,6 +408,21 @@ def _significant(x: float, digits: int, truncate: bool) -> str:
     return f"{x:.{digits}g}"
 
 
+def verdict_qualifier(c: dict) -> str:
+    """What qualifies a claim's verdict in the index: ' (fitted)', ' (by construction)', both, or ''.
+
+    A consistency-only claim (its check holds by construction, or its reading was fitted to the
+    paper's number) reads differently from a substantive one of the same verdict.
+
+    >>> verdict_qualifier({"fitted": True, "by_construction": "m, M chosen to reproduce it"})
+    ' (fitted, by construction)'
+    >>> verdict_qualifier({"fitted": False, "by_construction": None})
+    ''
+    """
+    parts = [name for name, on in (("fitted", c.get("fitted")), ("by construction", c.get("by_construction"))) if on]
+    return f" ({', '.join(parts)})" if parts else ""
+
+
 def short_ours(claim: dict, width: int = 100) -> str:
     """Our values of ``claim`` to the paper's digits (cut, not rounded, after a quoted ``...``); "—" when none."""
     paper = claim.get("paper_value") or ""
@@ -535,7 +550,8 @@ def render_markdown(report: dict) -> str:
             "|---|---|---|---|---|",
         ]
         lines += [
-            f"| {c['id']} | {_md_escape(c['where'])} | {c['verdict']} | {_md_escape(c['paper_value'])} | "
+            f"| {c['id']} | {_md_escape(c['where'])} | {c['verdict']}{verdict_qualifier(c)} | "
+            f"{_md_escape(c['paper_value'])} | "
             f"{_md_escape(short_ours(c))} |"
             for c in rows
         ]
