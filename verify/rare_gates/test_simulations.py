@@ -1266,7 +1266,10 @@ def test_theorem1_warm_decay(audit, results):
         f"Reported apart (no finite intercept): {', '.join(str(w['init_id']) for w in apart) or 'none'}; a "
         "near-opposite draw whose one unit is nearly dead keeps its angle (slope near 0) and recovers at every T: "
         "its source separation has not begun its e^{-lambda T} decay by T = 250 (a large C_s, Appendix 17), which "
-        "the bound allows through its constant C; it says nothing about the rate. The reading's proportionality, "
+        "the bound allows through its constant C; it says nothing about the rate. Such draws lie in K (RG-17.Cs: "
+        "all 128 D0 draws there do; near-opposite ones enter the e^{-lambda T} regime only after T = 400, the "
+        "latest at T = 2080), so at T <= 400 their recoveries probe the regime before Lemma 13's asymptotics, not "
+        "Theorem 1's C b e^{-gamma T}/eta term, which on K is >= 1 below T ~ 2000. The reading's proportionality, "
         f"reported and not asserted (the theorem does not state it): the intensity's rate against the checkpoint "
         f"angle's, z = {z_match:+.2f}."
     )
