@@ -364,10 +364,15 @@ def _likely(n: int, p: float) -> tuple[int, int]:
 
 
 def _newcombe_rejects(
-    n1: int, n2: int, z: float, r1: tuple[int, int] | None = None, r2: tuple[int, int] | None = None
+    n1: int,
+    n2: int,
+    z: float,
+    r1: tuple[int, int] | None = None,
+    r2: tuple[int, int] | None = None,
+    alternative: str = "two-sided",
 ) -> np.ndarray:
     """Tables ``(k1, k2)`` (``k1`` in ``r1``, ``k2`` in ``r2``, inclusive; default all) whose Newcombe
-    interval excludes 0."""
+    interval excludes 0 (``alternative``: 'greater', its lower end above 0; 'less', its upper end below 0)."""
     k1 = np.arange(r1[0], r1[1] + 1) if r1 else np.arange(n1 + 1)
     k2 = np.arange(r2[0], r2[1] + 1) if r2 else np.arange(n2 + 1)
     l1, u1 = _wilson_arrays(k1, n1, z)
@@ -376,6 +381,10 @@ def _newcombe_rejects(
     d = p1 - p2
     lo = d - np.sqrt((p1 - l1[:, None]) ** 2 + (u2[None, :] - p2) ** 2)
     hi = d + np.sqrt((u1[:, None] - p1) ** 2 + (p2 - l2[None, :]) ** 2)
+    if alternative == "greater":
+        return lo > 0
+    if alternative == "less":
+        return hi < 0
     return (lo > 0) | (hi < 0)
 
 
@@ -460,7 +469,9 @@ def power_two_sample(
     """Exact power of the audit's two-sample comparison of ``k1 ~ Bin(n1, p1)`` with ``k2 ~ Bin(n2, p2)``.
 
     ``test='newcombe'``: reject when Newcombe's interval at ``z`` excludes 0 (``z`` is the
-    check's quantile, Bonferroni-corrected where the check corrects); ``test='fisher'``:
+    check's quantile, Bonferroni-corrected where the check corrects; with ``alternative``
+    'greater' or 'less', only when it lies above or below 0: the one-sided check at level
+    ``1 - Phi(z)``); ``test='fisher'``:
     reject when Fisher's ``alternative`` p-value is below ``level``. The power is
     ``sum_{k1, k2} Bin(k1; n1, p1) Bin(k2; n2, p2) [reject(k1, k2)]``, by enumeration of the
     tables (vectorised) over the counts within 12 standard deviations of each mean (the
@@ -476,9 +487,8 @@ def power_two_sample(
     test = V.choice(test, "test", TESTS)
     r1, r2 = _likely(n1, p1), _likely(n2, p2)
     if test == "newcombe":
-        if alternative != "two-sided":
-            raise ValueError(f"alternative must be 'two-sided' for test='newcombe'; got {alternative!r}")
-        reject = _newcombe_rejects(n1, n2, _z(z), r1, r2)
+        alternative = V.choice(alternative, "alternative", ALTERNATIVES)
+        reject = _newcombe_rejects(n1, n2, _z(z), r1, r2, alternative)
     else:
         level = _alpha(level, "level")
         reject = _fisher_p_block(n1, n2, V.choice(alternative, "alternative", ALTERNATIVES), r1, r2) < level

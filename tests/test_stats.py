@@ -229,7 +229,7 @@ def test_smallest_n():
         (lambda: S.z_bonferroni(2.0), r"m must be an integer >= 1; got 2.0"),
         (lambda: S.power_two_sample(1.2, 10, 0.5, 10), r"p1 must be a finite real number in \[0, 1\]; got 1.2"),
         (lambda: S.power_two_sample(0.2, 10, 0.5, 10, test="wald"), r"test must be one of 'newcombe', 'fisher'"),
-        (lambda: S.power_two_sample(0.2, 10, 0.5, 10, alternative="greater"), r"alternative must be 'two-sided'"),
+        (lambda: S.power_two_sample(0.2, 10, 0.5, 10, alternative="above"), r"alternative must be one of"),
         (
             lambda: S.power_two_sample(0.2, 10, 0.5, 10, test="fisher", level=0.0),
             r"level must be a finite real number in \(0, 1\)",
@@ -293,3 +293,15 @@ def test_rare_gates_statistics_delegate_with_the_same_results():
                 assert all(abs(a - b) <= 1e-15 for a, b in zip(ours, _textbook_newcombe(k1, n1, k2, n2, S.Z95)))
                 assert E.fisher_p(k1, n1, k2, n2) == S.fisher_exact_p(k1, n1, k2, n2)
     assert E.z_bonferroni(20) == S.z_bonferroni(20) == float(sps.norm.isf(0.05 / 40))
+
+
+def test_one_sided_newcombe_power_is_the_two_sided_power_split_by_direction():
+    """The one-sided Newcombe check rejects only in its direction: its two directions add up to the two-sided power,
+    and at equal proportions each is about half the two-sided size."""
+    for p1, p2 in ((0.6, 0.3), (0.3, 0.3), (0.2, 0.35)):
+        both = S.power_two_sample(p1, 80, p2, 90)
+        up = S.power_two_sample(p1, 80, p2, 90, alternative="greater")
+        down = S.power_two_sample(p1, 80, p2, 90, alternative="less")
+        assert up + down == pytest.approx(both, abs=1e-12)
+    assert S.power_two_sample(0.6, 80, 0.3, 90, alternative="greater") > 0.9
+    assert S.power_two_sample(0.6, 80, 0.3, 90, alternative="less") < 1e-6
