@@ -1204,6 +1204,17 @@ def test_fig4_piecewise(audit, results):
     cont = [r["acf"] for r in stopped]
     routes = [_acf_routes(r) for r in stopped]
     to_T = k + sum(a is not None and a["end"] == T for a in cont)
+    # what our draws can show about the paper's "three runs to the end": the paper side's test (one-sided Fisher of
+    # its 3 of 3 against our k of n at PAPER_SIDE_LEVEL) rejecting when the recipe reaches T in only half the draws
+    from numerics.stats import power_of_region
+
+    audit.power(
+        power_of_region(n, 0.5, [_paper_runs_p(j, n) < PAPER_SIDE_LEVEL for j in range(n + 1)]),
+        alternative="the piecewise recipe reaching T in only half the draws (the paper's three runs a lucky draw)",
+        method=f"exact: P(Bin({n}, 1/2) in the rejection region of the one-sided Fisher test of the paper's "
+        f"{PAPER_RUNS} of {PAPER_RUNS} at level {PAPER_SIDE_LEVEL:g})",
+        label="reaching T piecewise",
+    )
     audit.ours([len(r["cf_slides"]) for r in runs], label="Filippov slides per CF run")
     lo, hi = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
     audit.ours(f"{k} of {n} (Clopper-Pearson 95%: [{lo:.3f}, {hi:.3f}])", label="draws whose hybrid CF runs to T")
