@@ -249,7 +249,9 @@ def boundary_track(i: int, post: int = 300, pre: int = 30, perturb: float = 0.0)
             got = EOS.tracking_errors(model, gd, eta, times[:n][mask], path[mask], s2[mask]) if mask.any() else None
             part[win] = None if got is None else got["errors"]
         res[name] = part
-    za = np.array([model.preacts(x)[e["pairs"][0]] for x in acf["theta"]])
+    preacts = model.preacts
+    assert preacts is not None  # a ReLU model (boundary_problem builds one)
+    za = np.array([preacts(x)[e["pairs"][0]] for x in acf["theta"]])
     cross = np.nonzero(np.sign(za[1:]) != np.sign(za[:-1]))[0]
     post_f = after[: frz.theta.shape[0]]
     return {
