@@ -101,15 +101,8 @@ def eigen_fixed_point(
 
     Returns ``q``, ``residual``, ``converged``, ``sweeps`` and ``g`` = -r(s, q) (the reduced function).
     """
-    AV._check_relu(model)
-    theta = _theta(theta, model.dim, "theta")
-    eta = _positive(eta, "eta")
-    s = real(s, "s", 0.0)
-    q = _theta(q0, model.dim, "q0")
-    if not np.linalg.norm(q) > 0:
-        raise ValueError("q0 must be a nonzero vector")
+    theta, eta, s, q = _validated(model, theta, eta, s, q0, "q0")
     memo = {} if memo is None else memo
-    q = q / np.linalg.norm(q)
     for sweep in range(1, EIGEN_SWEEPS + 1):
         st = _T(model, theta, eta, s, q, memo)
         res = float(np.linalg.norm(st["q_new"] - q))
@@ -128,6 +121,20 @@ def eigen_fixed_point(
         st = _T(model, theta, eta, s, q, memo)
         res = float(np.linalg.norm(st["q_new"] - q))
     return {"q": q, "residual": res, "converged": res <= AV.FIXED_TOL, "sweeps": sweep + newton, "g": -st["rate"]}
+
+
+def _validated(
+    model: Model, theta: ArrayLike, eta: float, s: float, q: ArrayLike, q_name: str
+) -> tuple[np.ndarray, float, float, np.ndarray]:
+    """(theta, eta, s, q / |q|) checked for a ReLU ``model``: errors name the parameter (``q_name`` for q)."""
+    AV._check_relu(model)
+    theta_ = _theta(theta, model.dim, "theta")
+    eta_ = _positive(eta, "eta")
+    s_ = real(s, "s", 0.0)
+    q_ = _theta(q, model.dim, q_name)
+    if not np.linalg.norm(q_) > 0:
+        raise ValueError(f"{q_name} must be a nonzero vector")
+    return theta_, eta_, s_, q_ / np.linalg.norm(q_)
 
 
 def _basis(q: np.ndarray) -> np.ndarray:
@@ -149,14 +156,7 @@ def linearised_lcp(model: Model, theta: ArrayLike, eta: float, s: float, q_star:
     and ``contraction`` (|B^T DT B|_2: the eigen sweeps' local rate). At s = 0 the s-difference is one-sided
     between two points s > 0 (a right derivative: on a boundary g jumps at s = 0).
     """
-    AV._check_relu(model)
-    theta = _theta(theta, model.dim, "theta")
-    eta = _positive(eta, "eta")
-    s = real(s, "s", 0.0)
-    q = _theta(q_star, model.dim, "q")
-    if not np.linalg.norm(q) > 0:
-        raise ValueError("q must be a nonzero vector")
-    q = q / np.linalg.norm(q)
+    theta, eta, s, q = _validated(model, theta, eta, s, q_star, "q")
     memo: dict[bytes, np.ndarray] = {}
     st = _T(model, theta, eta, s, q, memo)
     B = _basis(q)
