@@ -370,7 +370,8 @@ def mf_run(i: int, perturb: float = 0.0) -> dict[str, Any]:
     """Figure 2: GF, hybrid CF and GD of matrix-factorisation draw ``i`` to T = 100, with Psi = U^T U - V^T V.
 
     At every active CF sample: Psi' by direct differentiation against -eta sym(B~) (relative and
-    entrywise against the sum of |terms|), B's coordinates in Sym(2) and the top two eigenvalues.
+    entrywise against the sum of |terms|, with the relative value rounding alone can reach there),
+    B's coordinates in Sym(2) and the top two eigenvalues.
     """
     model, th, eta = draw(mf_setting, i, perturb)
     T = SETTINGS["mf"]["T"]
@@ -380,7 +381,7 @@ def mf_run(i: int, perturb: float = 0.0) -> dict[str, Any]:
     gd = F.gradient_descent(model, th, eta, int(T))
     mid = F.midpoints(gd)
     P0 = CL.balancedness(th, model)
-    act_t, match, floor, coords, lam2, lam1 = [], [], [], [], [], []
+    act_t, match, floor, resolution, coords, lam2, lam1 = [], [], [], [], [], [], []
     n, m_, r = model.shape
     for j in np.nonzero(cf.k > 0)[0]:
         v = SPEC.central_flow_velocity(model, cf.theta[j], eta)
@@ -395,6 +396,8 @@ def mf_run(i: int, perturb: float = 0.0) -> dict[str, Any]:
         dU, dV = v["velocity"][: n * r].reshape(n, r), v["velocity"][n * r :].reshape(m_, r)
         terms = 2 * (np.abs(dU.T) @ np.abs(U) + np.abs(dV.T) @ np.abs(V)) + eta * np.abs(B)  # sum of |terms|
         floor.append(np.max(np.abs(Pdot + eta * B) / terms))
+        # the relative discrepancy that rounding alone can produce here: 64 eps x |sum of |terms||_F / |eta B|_F
+        resolution.append(64 * np.finfo(float).eps * np.linalg.norm(terms) / np.linalg.norm(eta * B))
         coords.append(_sym_coords(B))
         lam = SPEC.sharpness(model, cf.theta[j], 2)
         lam1.append(lam[0] * eta / 2)
@@ -418,6 +421,7 @@ def mf_run(i: int, perturb: float = 0.0) -> dict[str, Any]:
         "act_t": np.array(act_t),
         "match": np.array(match),
         "floor": np.array(floor),
+        "resolution": np.array(resolution),
         "svals": svals,
         "lam1": np.array(lam1),
         "lam2": np.array(lam2),
