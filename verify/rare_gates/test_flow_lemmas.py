@@ -17,20 +17,15 @@ import numpy as np
 
 from numerics.rare_gates import model
 from numerics.rare_gates import population_flow as pf
-from numerics.rare_gates.experiments import d0_initialisations, in_d0
-from numerics.rare_gates.initialization import DEFAULT_M_INNER, DEFAULT_M_OUTER, in_k, k_slack
+from numerics.rare_gates.experiments import in_d0
+from numerics.rare_gates.initialization import DEFAULT_M_INNER, DEFAULT_M_OUTER, k_slack
 from verify.audit import claim, discrepancy, paper_claim
+from verify.rare_gates import source_flows as SF
+from verify.rare_gates.source_flows import B_S, D0_SEED, D_FLOOR, GAMMA_MIN, LAM, N_D0, OPPOSITE, RTOL, T_CORNER, T_SRC
 
-LAM = 0.05  # the paper's weight decay
 Q = 2.0 / math.pi  # q = E[relu(e1.X)|X|] (derivations.rare_gates.kernels.q_constant)
 A = Q - LAM  # target clone rate
-B_S = 1.0 - 2.0 * LAM  # source clone amplitude (derivations.rare_gates.dynamics.clone_amplitude)
 R_GOOD = 1.0 - 2.0 * Q**2 + 2.0 * LAM**2  # target risk at delta = pi, omega_i = 2A (RG-16.Rgood)
-N_D0 = 128  # D0 initialisations (Philox draws 0..127 of seed 2610_11475)
-D0_SEED = 2610_11475
-T_SRC = np.linspace(0.0, 4000.0, 201)  # source grid, step 20 (the slowest D0 draws enter the regime near T = 2400)
-OPPOSITE = 2.5  # "near-opposite": initial angle above 2.5 (about 37% of D0)
-RTOL = 1e-12
 
 D_READING = (
     "D (Section 3, the display kept): a_i > 0, 0 < omega_i < 1, vartheta_1 > 0 > vartheta_2, "
@@ -43,29 +38,6 @@ def _q(values, p):
     return float(np.quantile(np.asarray(values), p))
 
 
-@cache
-def _d0_source() -> dict:
-    """Source GF from N_D0 draws of D0 to T = 4000 with the observables on the grid."""
-    X = d0_initialisations(N_D0, seed=D0_SEED)
-    assert bool(np.all(in_d0(X)))
-    rows = []
-    for x in X:
-        res = pf.flow(x, "source", LAM, T_SRC, rtol=RTOL)
-        ob = pf.trajectory_observables(res.states, "source", LAM)
-        row = dict(ob)
-        row.update(
-            x=x,
-            states=res.states,
-            logC=np.log(ob["delta"]) + LAM * T_SRC,
-            rate=ob["dlogdelta"],
-            bound=ob["delta"] + np.abs(ob["B"] - B_S) + np.abs(ob["h1"] - 1) + np.abs(ob["h2"] - 1),
-            steps=res.n_steps,
-        )
-        row["t_reg"] = _regime_time(row)
-        rows.append(row)
-    return {"X": X, "rows": rows}
-
-
 def _e_bound(theta) -> float:
     """Our bound |e| <= sqrt2 a_1 a_2 |(1, u_1)| d / |z_1 + z_2| (z_i = (a_i, w_i), u_i = w_i/a_i)."""
     a1, a2 = theta[0], theta[1]
@@ -75,109 +47,11 @@ def _e_bound(theta) -> float:
     return math.sqrt(2.0) * a1 * a2 * math.sqrt(1.0 + float(u1 @ u1)) * o["u_diff"] / float(np.linalg.norm(z))
 
 
-def _regime_time(row, frac: float = 0.01) -> float:
-    """First grid time after which |d log delta/dT + lambda| <= frac * lambda for the rest of the grid."""
-    ok = np.abs(row["rate"] + LAM) <= frac * LAM
-    bad = np.nonzero(~ok)[0]
-    if bad.size == 0:
-        return 0.0
-    if bad[-1] == len(ok) - 1:
-        return math.inf
-    return float(T_SRC[bad[-1] + 1])
-
-
 K_READING = (
     f"K is Appendix 18's set symmetrised over the unit swap (RG-18.PK), with the margins m = {DEFAULT_M_INNER}, "
     f"M = {DEFAULT_M_OUTER} fitted in RG-18.Kbound (lost in conversion); membership by "
     "numerics.rare_gates.initialization.in_k"
 )
-GAMMA_MIN = LAM / 2  # Theorem 1 fixes some gamma in [lambda/2, lambda): lambda/2 is the most lenient rate
-D_FLOOR = 1e-12  # d is computed from r_i/a_i differences: float64 floor ~1e-16, so log d is trusted above 1e-12
-
-
-def _last_outside(ts, outside) -> float:
-    """The last grid time flagged outside the tube (-inf if none): a lower bound on the entry time."""
-    idx = np.nonzero(outside)[0]
-    return float(ts[idx[-1]]) if idx.size else -math.inf
-
-
-def _entry_bounds(ts, ob) -> dict:
-    """Lower bounds on the entry times of one source flow (observables ``ob`` on the grid ``ts``).
-
-    ``lemma13``: the last grid time with |d log delta/dT + lambda| > lambda/2 (the field's rate, exact at the grid
-    point): the tube of Appendix 17, read as one where Lemma 13's remainder is below lambda/2, is not yet entered.
-    ``burnin``: the left end of the last grid step over which the mean rate of log d exceeds -gamma_min = -lambda/2
-    (d >= 1e-12 at both ends): somewhere in that step d'/d > -gamma, so the inner source tube of Appendix 11.3, read
-    as one where the population flow contracts d at rate >= gamma (the eta -> 0 limit of E[d+] <= (1 - gamma eta)
-    d, RG-6.dstep), is not yet entered at that time.
-    """
-    lemma = np.abs(ob["dlogdelta"] + LAM) > GAMMA_MIN
-    d = ob["d"]
-    ok = (d[:-1] >= D_FLOOR) & (d[1:] >= D_FLOOR)
-    mean_rate = np.diff(np.log(np.maximum(d, 1e-300))) / np.diff(ts)
-    return {"lemma13": _last_outside(ts, lemma), "burnin": _last_outside(ts[:-1], ok & (mean_rate > -GAMMA_MIN))}
-
-
-T_CORNER = np.linspace(0.0, 6000.0, 301)  # past it the dead unit's omega_i (~e^{-2 lambda T}) nears float64's range
-
-
-@cache
-def _k_corners() -> list[dict]:
-    """Source GF from two points of K on its angular face (a unit 4m from -e1), to T = 6000.
-
-    Cartesian flow as for the D0 draws; the angle at the end is cross-checked against the log-polar flow (whose
-    dead-unit coordinates stay exact in log form)."""
-    m = float(DEFAULT_M_INNER)
-    starts = {
-        "balanced (a_i = |w_i| = 0.5)": (0.5, 0.5, 0.5, 0.5, 2 * m, -(math.pi - 4 * m)),
-        "small head (a_2 = 2m, |w_2| = 1)": (0.5, 2 * m, 0.5, 1.0, 2 * m, -(math.pi - 4 * m)),
-    }
-    out = []
-    for name, (a1, a2, r1, r2, t1, t2) in starts.items():
-        x = pf.from_polar(a1, a2, r1, r2, t1, t2)
-        res = pf.flow(x, "source", LAM, T_CORNER, rtol=RTOL)
-        ob = pf.trajectory_observables(res.states, "source", LAM)
-        lp = pf.logpolar_observables(
-            pf.flow(pf.to_logpolar(x), "source", LAM, T_CORNER, rtol=1e-11, coords="logpolar").states
-        )
-        out.append(
-            {
-                "name": name,
-                "x": x,
-                "slack": float(k_slack(x)[0]),
-                "ob": ob,
-                "entry": _entry_bounds(T_CORNER, ob),
-                "lp_gap": abs(float(lp["delta"][-1] - ob["delta"][-1])),
-                "log_omega_end": float(min(lp["log_omega1"][-1], lp["log_omega2"][-1])),
-                "moved": float(abs(lp["beta"][-1] - lp["beta"][0])),  # the unit near -e1 (vartheta_2 = -beta)
-            }
-        )
-    return out
-
-
-@cache
-def _k_entry() -> dict:
-    """Entry-time lower bounds of the D0 draws (with their K membership) and of the K corners."""
-    data = _d0_source()
-    rows = data["rows"]
-    ink = in_k(data["X"])
-    ent = [_entry_bounds(T_SRC, r) for r in rows]
-    reg = np.array([r["t_reg"] for r in rows])
-    return {
-        "in_k": ink,
-        "opp": np.array([r["delta"][0] > OPPOSITE for r in rows]),
-        "reg1": reg,
-        "lemma13": np.array([e["lemma13"] for e in ent]),
-        "burnin": np.array([e["burnin"] for e in ent]),
-        "corners": _k_corners(),
-    }
-
-
-def _vacuity_time(row, gamma: float) -> float:
-    """max over T0 >= T_reg (d(T0) >= 1e-12) of T0 + log d(T0)/gamma: the term (c b/eta) e^{-gamma T} with
-    C >= c d(T0) e^{gamma T0} is >= 1 for every T up to this time when c b/eta >= 1."""
-    ok = (T_SRC >= row["t_reg"]) & (row["d"] >= D_FLOOR)
-    return float(np.max(T_SRC[ok] + np.log(row["d"][ok]) / gamma))
 
 
 @claim(
@@ -189,8 +63,8 @@ def _vacuity_time(row, gamma: float) -> float:
     "neither constant",
 )
 def test_source_angle_constant(audit):
-    rows = _d0_source()["rows"]
-    ent = _k_entry()
+    rows = SF.d0_source()["rows"]
+    ent = SF.k_entry()
     ink, opp = ent["in_k"], ent["opp"]
     i3000 = int(np.searchsorted(T_SRC, 3000.0))
     i400 = int(np.searchsorted(T_SRC, 400.0))
@@ -207,7 +81,7 @@ def test_source_angle_constant(audit):
     audit.ours(_q(CK, 0.5), 6, label="median C_s over the draws in K")
     audit.ours(_q(CK, 1.0), 6, label="max C_s over the draws in K (a lower bound on C_+)")
     audit.ours(float(drift.max()), 3, label="max |log C(4000) - log C(3000)|")
-    vac = {g: max(_vacuity_time(r, g) for r, k in zip(rows, ink) if k) for g in (GAMMA_MIN, LAM)}
+    vac = {g: max(SF.vacuity_time(r, g) for r, k in zip(rows, ink) if k) for g in (GAMMA_MIN, LAM)}
     audit.ours(
         f"T < {vac[LAM]:.0f} (gamma -> lambda); T < {vac[GAMMA_MIN]:.0f} (gamma = lambda/2)",
         label="where Theorem 1's term (C b/eta) e^{-gamma T} is >= 1 on our K draws (at c b/eta = 1)",
@@ -227,7 +101,7 @@ def test_source_angle_constant(audit):
         f"1 + o(1) factor has converged: log delta_s + lambda T changes by at most {drift.max():.2g} from T = 3000 "
         "to 4000 (tolerance 1e-6: the O(delta_s) remainder of RG-17.dlog integrates to < 1e-20 there, the "
         f"integrator's relative error is ~1e-12 per unit time). K membership: {n_k} of the {N_D0} draws lie in K "
-        f"(smallest slack of K's constraints {float(np.min(k_slack(_d0_source()['X'])[ink])):.2g}), so the lemma "
+        f"(smallest slack of K's constraints {float(np.min(k_slack(SF.d0_source()['X'])[ink])):.2g}), so the lemma "
         f"applies to them. C_s over the draws in K, quantiles (0, 10, 50, 90, 100%): {qtxt(CK)}. Near-opposite "
         f"draws in K (initial angle > {OPPOSITE}; {int(oppk.sum())}/{n_k} = {oppk.sum() / max(n_k, 1):.0%}): "
         f"{qtxt(C[oppk])}; the rest ({int(restk.sum())}): {qtxt(C[restk])}. Lemma 13's constant on K is therefore "
@@ -257,7 +131,7 @@ def test_source_angle_constant(audit):
     assert drift.max() <= 1e-6
     assert np.all(np.isfinite(t_reg)) and t_reg.max() <= 3000.0
     assert n_k >= 1 and bool(ink[int(np.argmax(logC))])  # the reported lower bound on C_+ comes from a draw in K
-    assert np.all(in_d0(_d0_source()["X"])[ink])  # K is inside D0 (the lemma's K subset D)
+    assert np.all(in_d0(SF.d0_source()["X"])[ink])  # K is inside D0 (the lemma's K subset D)
 
 
 ENTRY_READING = (
@@ -302,7 +176,7 @@ def _assert_entries(ent: dict, key: str, last: float) -> None:
     "lenient admissible gamma; a smaller delta_burn only lengthens L)",
 )
 def test_uniform_burnin(audit):
-    ent = _k_entry()
+    ent = SF.k_entry()
     sampled, corner, text = _entry_text(ent, "burnin")
     n_k = int(ent["in_k"].sum())
     audit.ours(sampled, 4, label=f"L >= (max over the {n_k} sampled D0 draws in K)")
@@ -330,8 +204,8 @@ def test_uniform_burnin(audit):
     "lambda/2, |d log delta_s/dT + lambda| <= lambda/2 (a smaller tube only delays entry)",
 )
 def test_uniform_entry_time(audit):
-    ent = _k_entry()
-    rows = _d0_source()["rows"]
+    ent = SF.k_entry()
+    rows = SF.d0_source()["rows"]
     ink = ent["in_k"]
     sampled, corner, text = _entry_text(ent, "lemma13")
     n_k = int(ink.sum())
@@ -365,7 +239,7 @@ def test_uniform_entry_time(audit):
     "probes of RG-11.3.burnin",
 )
 def test_eventual_burnin_condition(audit):
-    ent = _k_entry()
+    ent = SF.k_entry()
     sampled, corner, _ = _entry_text(ent, "burnin")
     L_lb = max(sampled, corner)
     c0s = (1.0 / LAM, 2.0 / LAM)  # the infimum of admissible C_0 (gamma -> lambda), and gamma = lambda/2
@@ -406,7 +280,7 @@ FIXED_WINDOW = 1000.0  # a window in T fixed in advance (not selected by the rat
     "ratio; the evidence also gives the ratio on a fixed window T >= 1000 chosen without the rate",
 )
 def test_log_delta_rate(audit):
-    rows = _d0_source()["rows"]
+    rows = SF.d0_source()["rows"]
     sup_tail, sup_all, alt_sqrt, decades, sup_fixed = [], [], [], [], []
     for r in rows:
         ok = (T_SRC >= 50.0) & (r["bound"] >= 1e-10)
@@ -448,7 +322,7 @@ def test_log_delta_rate(audit):
 @cache
 def _checkpoint_targets() -> list[dict]:
     """Target GF from source checkpoints (first 16 D0 draws, T = 60 and 120) past the risk crossing."""
-    data = _d0_source()
+    data = SF.d0_source()
     out = []
     for row in data["rows"][:16]:
         for T in (60.0, 120.0):
@@ -647,7 +521,7 @@ def test_amplitude_inequality_on_paths(audit):
     m1 = m2 = qmin = math.inf
     ts = np.linspace(0.0, 60.0, 121)
     paths = [r["states"] for r in runs] + [
-        pf.flow(x, "target", LAM, ts, rtol=RTOL).states for x in _d0_source()["X"][:16]
+        pf.flow(x, "target", LAM, ts, rtol=RTOL).states for x in SF.d0_source()["X"][:16]
     ]
     worst_id = 0.0
     for st in paths:
@@ -876,7 +750,7 @@ def _fit_window(row) -> np.ndarray:
     "T in [T_reg + 100, T_reg + 400], T_reg the draw's regime time of RG-17.Cs) and compared with -lambda.",
 )
 def test_projective_rate(audit):
-    rows = _d0_source()["rows"]
+    rows = SF.d0_source()["rows"]
     slopes = np.array([_slope(T_SRC[_fit_window(r)], np.log(r["d"][_fit_window(r)])) for r in rows])
     dmin = min(float(r["d"][_fit_window(r)].min()) for r in rows)
     ratio = np.array([r["d"][_fit_window(r)][-1] / r["delta"][_fit_window(r)][-1] for r in rows])
@@ -903,7 +777,7 @@ def test_projective_rate(audit):
     "positive heads; C is measured.",
 )
 def test_target_projective_coordinate(audit):
-    rows = _d0_source()["rows"]
+    rows = SF.d0_source()["rows"]
     sup_ratio = 0.0
     viol = 0.0
     for r in rows:
@@ -955,7 +829,7 @@ GRAD_FINAL = (
     "flows, and measures the decay of ||grad F_s||, which can fail",
 )
 def test_source_gradient_integral(audit):
-    rows = _d0_source()["rows"]
+    rows = SF.d0_source()["rows"]
     worst_identity, worst_point, finals, ratios, drops = 0.0, 0.0, [], [], []
     tail = T_SRC >= 0.75 * T_SRC[-1]
     late = T_SRC >= 200.0  # past the fast transients, where the grid step 20 resolves ||grad F_s||^2 (rate <= 2A)
