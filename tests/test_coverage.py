@@ -309,6 +309,7 @@ def test_uncovered_item(tmp_path):
         ('[[item]]\nlabel = "Appendix 4"\n[[item]]\nlabel = "Section 4"\n', "repeats"),
         ('[[item]]\nlabel = "Lemma 7"\nexcluded = ""\n', "non-empty reason"),
         ('[[item]]\nlabel = "Lemma 7"\nclaims = "RG-a"\n', "list of claim ids"),
+        ('[[item]]\nlabel = "Lemma 7"\nnote = " "\n', "note must be a non-empty text"),
         ('[[claim]]\nid = "RG-a"\n', "unknown tables"),
         ("[[item]\n", "coverage.toml"),
     ],
@@ -316,6 +317,15 @@ def test_uncovered_item(tmp_path):
 def test_malformed_maps(tmp_path, body, message):
     with pytest.raises(cv.CoverageError, match=message):
         cv.load_map("rare_gates", _write_map(tmp_path, body))
+
+
+def test_note_is_kept_and_printed_under_its_item(tmp_path):
+    rows = cv.coverage(
+        "rare_gates", {}, _write_map(tmp_path, '[[item]]\nlabel = "Lemma 7"\nexcluded = "x"\nnote = "only in part"\n')
+    )
+    assert rows[0].note == "only in part" and rows[0].as_json()["note"] == "only in part"
+    text = cv.render_text({"papers": {"rare_gates": [r.as_json() for r in rows]}})
+    assert text.splitlines()[2].strip() == "note: only in part"
 
 
 def test_missing_map(tmp_path):
@@ -366,8 +376,9 @@ def test_cli_json_shape(capsys):
     for rows in data["papers"].values():
         assert rows
         for row in rows:
-            assert list(row) == ["label", "claims", "excluded"]
+            assert list(row) == ["label", "claims", "excluded", "note"]
             assert isinstance(row["label"], str) and isinstance(row["claims"], list)
+            assert row["note"] is None or (isinstance(row["note"], str) and row["note"].strip())
             assert row["excluded"] is None or (isinstance(row["excluded"], str) and not row["claims"])
 
 

@@ -11,8 +11,8 @@ numbered remarks, figures, tables and numbered equations. Each item shows the
 registered claims that cover it, or the reason it holds no checkable claim; an item
 with neither is *uncovered* (a checkable statement that waits for a claim). The text
 format ends each paper with its counts of covered, excluded and uncovered items; the
-JSON format is ``{"papers": {NAME: [{"label": ..., "claims": [...], "excluded": ...}]}}``
-with ``excluded`` null unless a reason is given.
+JSON format is ``{"papers": {NAME: [{"label": ..., "claims": [...], "excluded": ..., "note": ...}]}}``
+with ``excluded`` null unless a reason is given and ``note`` null unless the map gives one.
 
 The map is data, one file per paper: ``verify/claims/<paper>/coverage.toml``, one
 ``[[item]]`` table per labelled item with ``label`` (``"Theorem 1"``, ``"Appendix B.2"``,
@@ -525,6 +525,7 @@ class MapItem:
     ref: Ref
     excluded: str | None = None
     claims: tuple[str, ...] = ()
+    note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -534,6 +535,7 @@ class Row:
     label: str
     claims: list[str] = field(default_factory=list)
     excluded: str | None = None
+    note: str | None = None
 
     @property
     def status(self) -> str:
@@ -543,7 +545,7 @@ class Row:
         return "excluded" if self.excluded else "uncovered"
 
     def as_json(self) -> dict:
-        return {"label": self.label, "claims": list(self.claims), "excluded": self.excluded}
+        return {"label": self.label, "claims": list(self.claims), "excluded": self.excluded, "note": self.note}
 
 
 def map_path(paper: str, directory: Path | None = None) -> Path:
@@ -567,7 +569,7 @@ def load_map(paper: str, directory: Path | None = None) -> list[MapItem]:
     seen: dict[Ref, str] = {}
     for i, raw in enumerate(data.get("item", []), start=1):
         where = f"{paper}/{MAP_FILE}: item #{i}"
-        unknown = set(raw) - {"label", "excluded", "claims"}
+        unknown = set(raw) - {"label", "excluded", "claims", "note"}
         if unknown:
             raise CoverageError(f"{where} has unknown fields {sorted(unknown)}")
         label = raw.get("label")
@@ -586,7 +588,10 @@ def load_map(paper: str, directory: Path | None = None) -> list[MapItem]:
         claims = raw.get("claims", [])
         if not isinstance(claims, list) or not all(isinstance(c, str) for c in claims):
             raise CoverageError(f"{where} ({label}): claims must be a list of claim ids")
-        items.append(MapItem(label, ref, excluded, tuple(claims)))
+        note = raw.get("note")
+        if note is not None and (not isinstance(note, str) or not note.strip()):
+            raise CoverageError(f"{where} ({label}): note must be a non-empty text")
+        items.append(MapItem(label, ref, excluded, tuple(claims), note))
     return items
 
 
@@ -634,7 +639,7 @@ def coverage(paper: str, registry: Mapping[str, Claim] | None = None, directory:
             raise CoverageError(
                 f"{paper}/{MAP_FILE}: {item.label} is excluded ({item.excluded!r}) but claims cover it: {ids}"
             )
-        rows.append(Row(item.label, ids, item.excluded))
+        rows.append(Row(item.label, ids, item.excluded, item.note))
     return rows
 
 
@@ -669,6 +674,8 @@ def render_text(report: Mapping) -> str:
             status = Row(r["label"], r["claims"], r["excluded"]).status
             detail = {"covered": ", ".join(r["claims"]), "excluded": r["excluded"], "uncovered": "no claim yet"}[status]
             lines.append(f"  {r['label']:<{width}}  {status.upper() if status == 'uncovered' else status:<9}  {detail}")
+            if r.get("note"):
+                lines.append(f"  {'':<{width}}  {'':<9}  note: {r['note']}")
         c = counts(rows)
         lines.append(
             f"  {paper}: {c['items']} items: {c['covered']} covered, {c['excluded']} excluded, "
