@@ -849,7 +849,9 @@ def eos_track(model: str, i: int, steps: int = 200, perturb: float = 0.0) -> dic
       compared with the midpoints at t = k + 1/2 over the next ``steps`` steps by
       :func:`numerics.central_flow.eos.tracking_errors` (rho and a measured over those steps only, so the catapult
       does not enter the tolerance), up to the flow's ``stop`` (ReLU sliding boundaries) if any; gradient flow
-      is the alternative without the curvature term. None when GD never settles into the band;
+      is the alternative without the curvature term; ``flow_gap`` is the two flows' own separation over the
+      compared steps (:func:`_flow_gap`), which decides how far apart a check can tell them. None when GD never
+      settles into the band;
     - the *approach* pair (the Figures 1-4 claims, :func:`_eos_laws`): from the last midpoint before ``first``
       that lies below the edge (``t_approach``), over the steps ``first .. first + steps``: the EOS contact of the
       hybrid flow from below, the fixed-gate statistics, the laws' changes through the catapult.
@@ -889,7 +891,7 @@ def _eos_track_after(
 ) -> dict[str, Any]:
     """The tracking pair of :func:`eos_track`: both flows from the first sub-edge midpoint after the catapult."""
     settle = EOS.catapult_end(gd, lam, eta, first, EOS_WINDOW)
-    none = {"catapult": settle, "tracked": None, "gf": None, "track_stop": None}
+    none = {"catapult": settle, "tracked": None, "gf": None, "track_stop": None, "flow_gap": None}
     if settle is None:
         return none
     mids = F.midpoints(gd)
@@ -907,6 +909,7 @@ def _eos_track_after(
         "track_stop": cf.stop,
         "tracked": EOS.tracking_errors(model, gd, eta, cf.t + t0, cf.theta, s2) if cf.t.size else None,
         "gf": EOS.tracking_errors(model, gd, eta, gf.t + t0, gf.theta, np.zeros(gf.t.size)),
+        "flow_gap": _flow_gap(model, cf.theta, gf.theta[: cf.t.size]),
         "post_mid_dlaw": _rel_law(model, mids[j0 : j0 + steps + 1], mids[j0]),
         "post_gd_dlaw": _rel_law(model, gd[j0 : j0 + steps + 1], gd[j0]),
         "post_cf_dlaw": _rel_law(model, cf.theta, mids[j0]),

@@ -259,35 +259,35 @@ def _track(audit, results, model: str) -> None:
     )
     _power(audit, n, "tracking")
     # against "GD follows gradient flow", by the rule fixed for CF-1.separate-* (_against_gf): rejected when the same
-    # check applied to gradient flow fails in >= k_star of the n draws. The effect is the share of draws whose two
-    # flows lie more than 2 tolerances apart (theta and law, as experiments._flow_gap; GD within the tolerance of the
-    # central flow is then more than one from gradient flow). eos_track does not record that separation, so it is
-    # bounded both ways from the recorded errors by the triangle inequality (_gap_bounds); the power recorded is the
-    # one at the lower bound (what is certain), the one at the upper bound is reported beside it
+    # check applied to gradient flow fails in >= k_star of the n draws. The effect is the share q of draws whose two
+    # flows lie more than 2 tolerances apart (theta and law, experiments._flow_gap, recorded by eos_track; GD within
+    # the tolerance of the central flow is then more than one from gradient flow). The triangle inequality bounds
+    # that separation from GD's recorded errors against each flow (_gap_bounds): a consistency check of the record
+    sep = [max(r["flow_gap"].values()) / r["tracked"]["tol"] for r in runs]
     bounds = [_gap_bounds(r) for r in runs]
-    q_lo = sum(lo_ > 2 for lo_, _ in bounds) / n
-    q_hi = sum(hi_ > 2 for _, hi_ in bounds) / n
+    q = sum(x > 2 for x in sep) / n
     k_star = _k_star(n)
-    p_hi = power_of_region(n, q_hi, [j >= k_star for j in range(n + 1)]) if q_hi > 0 and k_star <= n else 0.0
     rejected = sum(g > 1 for g in gf)
-    audit.ours([(round(a_, 3), round(b_, 3)) for a_, b_ in bounds], label="flows' separation / tolerance, (lower, "
-               "upper) bound from the recorded errors (> 2 forces gradient flow to fail)")  # fmt: skip
+    audit.ours(sep, 3, label="flows' separation / tolerance per draw (max of theta and law; > 2 forces GF to fail)")
+    audit.ours([(round(a_, 3), round(b_, 3)) for a_, b_ in bounds], label="the same, (lower, upper) bound from "
+               "GD's recorded errors by the triangle inequality (consistency of the record)")  # fmt: skip
     _against_gf(
         audit,
         n,
         rejected,
-        q_lo,
-        f"the share q = {q_lo:.3f} of draws whose two flows certainly lie more than 2 "
-        f"tolerances apart (lower bound from the recorded errors by the triangle inequality; at the upper bound, "
-        f"q = {q_hi:.3f}, the power would be at most {p_hi:.3f})",
+        q,
+        f"the share q = {q:.3f} of draws whose two flows lie more than 2 tolerances apart over the compared steps "
+        "(experiments._flow_gap)",
     )
     audit.evidence(
         f"Decision against gradient flow by the rule fixed for CF-1.separate-*: rejected when it fails in >= "
         f"{k_star} of {n} draws (false-alarm rate <= 0.05 at a per-draw rate {GF_FALSE}); observed {rejected}, so "
-        f"{'rejected' if rejected >= k_star else 'not rejected'}. The flows' separation over the compared steps is at "
-        f"most {max(b for _, b in bounds):.2f} tolerances (triangle inequality on the recorded errors): more than 2 "
-        f"in at most {round(q_hi * n)} of {n} draws, so the power against gradient flow is at most {p_hi:.3f}."
+        f"{'rejected' if rejected >= k_star else 'not rejected'}. The flows' own separation over the compared steps "
+        f"is {min(sep):.2f}-{max(sep):.2f} tolerances: more than 2 in {round(q * n)} of {n} draws."
     )
+    # numerical: the recorded errors and the separation come from the same float64 trajectories (rtol 1e-10 or finer),
+    # so the triangle inequality must hold up to that integration error, 1e-6 of a tolerance being far above it
+    assert all(lo_ - 1e-6 <= x <= hi_ + 1e-6 for x, (lo_, hi_) in zip(sep, bounds, strict=True))
     assert k == n
     assert max(sharp) < 1  # the tolerance is not inflated past the oscillation it averages out
 
