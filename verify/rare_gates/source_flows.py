@@ -21,7 +21,7 @@ LAM = 0.05  # the paper's weight decay
 B_S = 1.0 - 2.0 * LAM  # source clone amplitude (derivations.rare_gates.dynamics.clone_amplitude)
 N_D0 = 128  # D0 initialisations (Philox draws 0..127 of seed 2610_11475)
 D0_SEED = 2610_11475
-T_SRC = np.linspace(0.0, 4000.0, 201)  # source grid, step 20 (the slowest D0 draws enter the regime near T = 2400)
+T_SRC = np.linspace(0.0, 4000.0, 201)  # source grid, step 20; the draws' regime times: regime_time (t_reg)
 OPPOSITE = 2.5  # "near-opposite": initial angle above 2.5 (about 37% of D0)
 RTOL = 1e-12
 
