@@ -1482,6 +1482,14 @@ def test_fig2_median_offset(audit, results):
         f"95% interval's width). Literal check (3.9 inside our 95% interval): "
         f"{'holds' if lo <= 3.95 and hi >= 3.85 else 'fails'}."
     )
+    # Figure 1's trajectory (RG-19.fig1, unverifiable: one private trajectory): the offset its two printed numbers
+    # imply, beside ours; reported, not asserted (one checkpoint's offset says nothing about the median)
+    t_fig1, angle_fig1 = (float(v) for v in paper_numbers("RG-19.fig1"))
+    c_fig1 = t_fig1 - math.log(1.0 / angle_fig1) / A
+    audit.ours(
+        f"{c_fig1:.3f} ({100 * float(np.mean(off[np.isfinite(off)] < c_fig1)):.0f}% of our offsets lie below it)",
+        label=f"offset implied by Figure 1's trajectory (t ~ {t_fig1:g} from angle {angle_fig1:g}; RG-19.fig1)",
+    )
     audit.figure(F.figure2(table1, pooled), "rg_fig2")
     # the offset of balanced constructed checkpoints, from the paper's own GD time 22.1 at delta0 = 1e-5
     c_bal = 22.1 - math.log(1e5) / A
@@ -2485,27 +2493,39 @@ def _our_same(results) -> dict:
     }
 
 
-# one reading string for both sides of the pair, so the report shows it once
+# one reading string for the check, so the report shows it once
 A20_SAME_READING = (
-    READING_A20 + "; Figure 3(a)'s cell of this setting is the one whose 9/64 gives kappa_eff 1.49 "
-    "(RG-19.kappacells). Under the audit's main reading b = 16 (the batch RG-sim.A20.noise uses and confirms, and "
-    "under which RG-sim.A20.wdfirst raises its paper side) the paper's own three estimates are tested for order by "
-    "the same tests as ours: its side of the claim, a discrepancy internal to the paper, raised only when its own "
-    "numbers reject the order at the claim's level. Under the fitted alternative b = 8 (the batch Appendix 20's own "
-    "Lambda(t) implies from its 0.04) its runs are another setting and there is no order to test: reported beside "
-    "it. Ours: our three experiments of the setting (b = 16), in order by the same tests"
+    "the Appendix 20 setting lost in conversion is guessed as b = 16, eta = 0.01 and 128 streams (the Table 2 setting "
+    "of the noise runs' delta0 = 1e-5), a guess, not fitted: Appendix 20's own Lambda(t) gives 0.083 at b = 16 "
+    "against its no-noise 0.04 and implies b ~ 7.5 (the alternatives and what each gives are reported among the "
+    "values); Figure 3(a)'s cell of this setting is the one whose 9/64 gives kappa_eff 1.49 (RG-19.kappacells), the "
+    "largest of the 12 printed kappa_eff values. Ours: our three experiments of the setting (b = 16), in order by "
+    "one-sided Fisher exact tests. The paper's three under the guess: tested by the same tests with the selection "
+    "of its 9/64 cell corrected (Bonferroni over the 12 cells), reported as a tension, never as a discrepancy, "
+    "since the conflict exists only under the guessed setting"
 )
+# the 9/64 cell is the paper's largest of its 12 kappa_eff values (Appendix 19): a selected extreme, so a test of it
+# against another estimate is corrected for the selection by Bonferroni over the 12 cells
+SAME_SELECTION = int(paper_numbers("RG-sim.fig3a.kappa")[2])
 
 
-@claim(
-    "RG-sim.A20.same",
-    reading=A20_SAME_READING,
-    fitted=_a20_alternatives(
-        "Appendix 20's 0.04 is then not the setting of Figure 3(a)'s 9/64 and Table 2's 0.078 (both b = 16), so the "
-        "three are no longer estimates of one setting and the paper's order conflict disappears (our side, three "
-        "experiments at b = 16, is unchanged) " + A20_ALT_NOTE
-    ),
-)
+def _paper_same_tension() -> dict:
+    """The paper's three estimates under the guessed setting: order p's, selection-corrected, by run count."""
+    hom, order = _order_tests(PAPER_SAME)
+    (k3, n3), _, _ = PAPER_SAME.values()
+    by_runs = {}
+    for n in (50, 100, PAPER_A20_RUNS, 2 * PAPER_A20_RUNS):  # Appendix 20 prints no run count: other plausible ones
+        k = round(_NOISE[0] * n)
+        by_runs[n] = (k, S.fisher_exact_p(k, n, k3, n3, alternative="less"))
+    return {
+        "hom": hom,
+        "order": order,
+        "corrected": [min(1.0, SAME_SELECTION * p) for p in order],
+        "by_runs": by_runs,
+    }
+
+
+@claim("RG-sim.A20.same", reading=A20_SAME_READING)
 @uses("rare_gates.grid", "rare_gates.table2", "rare_gates.noise", "rare_gates.noise_b8", "rare_gates.larger")
 def test_same_setting_three_horizons_ours(audit, results):
     ours = _our_same(results)
@@ -2514,43 +2534,45 @@ def test_same_setting_three_horizons_ours(audit, results):
         audit.ours(f"{k}/{n} = {k / n:.3f} (paper {PAPER_SAME[label][0]}/{PAPER_SAME[label][1]})", label=label)
     audit.ours(f"{hom:.3f}", label="exact homogeneity p (Freeman-Halton)")
     audit.ours(", ".join(f"{p:.3f}" for p in order), label="one-sided Fisher p, H = 1000 below H = 200 / t <= 200")
-    paper_hom, paper_order = _order_tests(PAPER_SAME)
-    b8 = _a20_model(8)
+    paper = _paper_same_tension()
+    (k3p, n3p), _, (k1p, n1p) = PAPER_SAME.values()
     audit.ours(
-        f"under the main reading b = 16: one-sided Fisher p of 'H = 1000 below' = "
-        f"{', '.join(f'{p:.4f}' for p in paper_order)} (level {SAME_LEVEL:.3f} each; "
-        f"{'out of order: the paper side is raised' if min(paper_order) < SAME_LEVEL else 'in order'}), exact "
-        f"homogeneity p = {paper_hom:.3f}; under the fitted alternative b = 8 (Appendix 20's Lambda(t) gives "
-        f"{b8['none_H']:.3f} by H = 1000 against its {_NOISE[0]:g}): another setting, no order to test",
-        label="the paper's three (its side of the claim: the paper's own numbers)",
+        f"one-sided Fisher p of 'H = 1000 below' = {', '.join(f'{p:.4f}' for p in paper['order'])} (exact homogeneity "
+        f"p = {paper['hom']:.3f}); with the selection of the {k3p}/{n3p} cell corrected (x {SAME_SELECTION}): "
+        f"{', '.join(f'{p:.3f}' for p in paper['corrected'])} against the level {SAME_LEVEL:.3f}; the H = 200 test at "
+        "other run counts of Appendix 20 (uncorrected): "
+        + ", ".join(f"{k}/{n}: {p:.3f}" for n, (k, p) in paper["by_runs"].items()),
+        label="the paper's three under the guessed b = 16 and 128 runs (a tension, not a verdict)",
     )
+    for head, gives in _a20_alternatives(
+        "Appendix 20's 0.04 is then not the setting of Figure 3(a)'s 9/64 and Table 2's 0.078 (both b = 16), so the "
+        "three are not estimates of one setting and there is no order to test"
+    ).items():
+        audit.ours(gives, label=f"alternative {head}")
     none8 = next(z for z in results["rare_gates.noise_b8"] if z["s"] == 0.0)
     k8, n8 = E.recovered_by(none8["recovery"], none8["horizon"]), none8["recovery"].size
     k16, n16 = ours["Appendix 20, H = 1000"]
-    kp, n_p = PAPER_SAME["Appendix 20, H = 1000"]
     audit.ours(
         f"no-noise recovery by H = {none8['horizon']:g}: {k8}/{n8} = {k8 / n8:.3f} against the paper's {_NOISE[0]:g} "
-        f"(Fisher p = {E.fisher_p(k8, n8, kp, n_p):.3f}; at b = 16 ours {k16}/{n16}, Fisher p = "
-        f"{E.fisher_p(k16, n16, kp, n_p):.3f}): at b = {E.A20_ALT_B} Appendix 20's runs are another setting than "
-        "Figure 3(a)'s 9/64 and Table 2's 0.078, and no order test applies",
+        f"(Fisher p = {E.fisher_p(k8, n8, k1p, n1p):.3f}; at b = 16 ours {k16}/{n16}, Fisher p = "
+        f"{E.fisher_p(k16, n16, k1p, n1p):.3f})",
         label=A20_B8_LABEL,
     )
     audit.evidence(
         "Recovery by H is non-decreasing in H for one setting, so three estimates of it at H = 200, t <= 200 and "
-        "H = 1000 can differ only by sampling, and an H = 1000 fraction below a shorter horizon's only by chance: "
-        f"one-sided Fisher exact tests at {SAME_LEVEL:.3f} each (Bonferroni over two), and the exact homogeneity "
-        "test of the three. Our three experiments of the setting must pass (this check). The paper's own three, under "
-        f"the main reading b = 16, give one-sided p = {', '.join(f'{p:.4f}' for p in paper_order)}: "
-        + (
-            f"its H = 1000 fraction lies below its H = 200 count at the claim's level {SAME_LEVEL:.3f}, an "
-            "inconsistency internal to the paper (no sample of ours enters it), raised as the claim's paper side "
-            "(test_same_setting_three_horizons_paper)"
-            if min(paper_order) < SAME_LEVEL
-            else f"in order at the claim's level {SAME_LEVEL:.3f}"
-        )
-        + f". Under the fitted alternative b = {E.A20_ALT_B} (the batch Appendix 20's own Lambda(t) implies from its "
-        f"{_NOISE[0]:g} is b = {b8['b']:.1f}), its runs are another setting and no order test applies (the line "
-        f"'{A20_B8_LABEL}')."
+        "H = 1000 can differ only by sampling: one-sided Fisher exact tests of 'the H = 1000 fraction below' at "
+        f"{SAME_LEVEL:.3f} each (Bonferroni over two), and the exact homogeneity test of the three. Our three "
+        "experiments of the setting must pass (this check)."
+    )
+    audit.evidence(
+        f"The paper's side is a tension, not a discrepancy. Under the guessed setting (b = 16, {PAPER_A20_RUNS} runs: "
+        f"Appendix 20 prints neither) its own {k1p}/{n1p} by H = 1000 lies below its {k3p}/{n3p} by H = 200 at "
+        f"one-sided p = {paper['order'][0]:.4f}; but the {k3p}/{n3p} cell is the largest of the paper's "
+        f"{SAME_SELECTION} kappa_eff values, a selected extreme, and with that selection corrected (Bonferroni over "
+        f"{SAME_SELECTION}) p = {paper['corrected'][0]:.3f}, above the level; the p also moves with the unknown run "
+        f"count (values above); and Appendix 20's own Lambda(t) gives {A20_AT_16['none_H']:.3f} at b = 16 against its "
+        f"{_NOISE[0]:g} and implies b = {A20_AT_16['b']:.1f}, a batch at which the three are not one setting. The "
+        "conflict rests on our guess of the lost setting, so no discrepancy is raised."
     )
     (k3, n3), _, (k1, n1) = ours.values()
     audit.evidence(
@@ -2572,33 +2594,27 @@ def test_same_setting_three_horizons_ours(audit, results):
             both_ours=True,
         )
     )
-    assert all(p >= SAME_LEVEL for p in order)
-
-
-A20_SAME_REASON = (
-    "the paper's internal inconsistency under the audit's main reading b = 16, not our simulation: with Appendix "
-    "20's lost setting read as b = 16 (the batch RG-sim.A20.noise uses and confirms, and under which "
-    "RG-sim.A20.wdfirst raises its paper side), the paper's own no-noise 0.04 by H = 1000 (5 of 128 in our reading) "
-    "lies below its own Figure 3(a) count by H = 200 (9 of 64, the cell of kappa_eff 1.49), by the claim's "
-    f"one-sided Fisher exact test at its level {SAME_LEVEL:g} (Bonferroni over the two order tests), though recovery "
-    "by H cannot fall as H grows in one setting. Only the paper's numbers enter it, and it is raised only when they "
-    "reject the order at that level (a rejection at the level needs no power statement: power governs a failure "
-    "to reject). Under the fitted alternative b = 8 (the batch Appendix 20's own Lambda(t) implies from its 0.04) "
-    "its runs are another setting and there is no conflict (reported beside it, on our side)"
-)
-
-
-@discrepancy("RG-sim.A20.same", reason=A20_SAME_REASON, reading=A20_SAME_READING)
-def test_same_setting_three_horizons_paper():
-    hom, order = _order_tests(PAPER_SAME)
-    (k3, n3), (k2, n2), (k1, n1) = PAPER_SAME.values()
-    _paper_sample_side(
-        min(order) < SAME_LEVEL,
-        f"under b = 16 the paper's own {k1}/{n1} by H = 1000 against its {k3}/{n3} by H = 200 and {k2}/{n2} by "
-        f"t <= 200: one-sided Fisher p of 'H = 1000 below' = {', '.join(f'{p:.4f}' for p in order)} (level "
-        f"{SAME_LEVEL:g} each; exact homogeneity p = {hom:.3f}); under the fitted b = 8 another setting, no order "
-        "to test",
+    # the paper's own three: the same order test at the paper's sizes and the selection-corrected level, against the
+    # same alternative; its power bounds what the paper's numbers can say about the order, whatever the setting
+    paper_level = SAME_LEVEL / SAME_SELECTION
+    paper_power = S.power_two_sample(
+        k3p / n3p / 2, n1p, k3p / n3p, n3p, test="fisher", level=paper_level, alternative="less"
     )
+    audit.evidence(
+        PW.record(
+            audit,
+            paper_power,
+            alternative="the H = 1000 fraction half the H = 200 one (a factor 2 in the count), in the paper's own "
+            "three under the guessed setting",
+            label="the paper's order test",
+            method=f"exact enumeration over Bin({n1p}, p/2) x Bin({n3p}, p) at p = {k3p}/{n3p} (the paper's sizes, "
+            f"{n1p} guessed); one-sided Fisher exact p < {SAME_LEVEL:.3f}/{SAME_SELECTION} = {paper_level:.5f} (the "
+            "order level with the selection of the cell corrected)",
+            decide="a comparison of the paper's own fixed counts under a guessed setting: no run of ours enters it or "
+            "can decide it, and the lost setting (b, run count) of Appendix 20 is what would",
+        )
+    )
+    assert all(p >= SAME_LEVEL for p in order)
 
 
 @claim(
@@ -3944,7 +3960,8 @@ Z_NOISE = E.z_bonferroni(7)  # seven noise settings compared with the paper's va
 @claim(
     "RG-sim.A20.noise",
     reading=READING_A20 + "; the paper's fractions read as k/128 and compared as "
-    "independent samples (Newcombe, Bonferroni over the 7 settings)",
+    "independent samples (Newcombe, Bonferroni over the 7 settings); power per setting against a slip in that "
+    "setting alone, the weakest setting's recorded",
     fitted=_a20_alternatives(
         f"the no-noise base is then that value against {A20_AT_16['none_H']:.3f} at b = 16 " + A20_ALT_NOTE
     ),
@@ -3975,15 +3992,27 @@ def test_parameter_noise(audit, results):
         "independent noise increases recovery with s, and beats shared noise at s = 1e-6 and 1e-5 "
         "(one-sided Fisher, 1%)."
     )
-    audit.evidence(
-        PW.comparison(
-            audit,
-            alternative="a factor 2 in the effective intensity of every setting: see verify.rare_gates.power",
-            cells=[(c["paper"], noise[0]["recovery"].size, PAPER_A20_RUNS, "streams") for c in comps.values()],
-            directions=PW.factor(2),
-            z=Z_NOISE,
+    # power per setting against a slip in that setting alone (the claim quotes seven numbers, each a statement of its
+    # own; the rule of RG-sim.T2.fractions): each call records one, the verdict takes the weakest. A printed 1.00 is
+    # 'all of the runs', whose alternative is the exception rate of verify.rare_gates.power
+    for (mode, s), c in comps.items():
+        if c["paper"] < 1.0:
+            what, directions = "a factor 2 in the effective intensity", PW.factor(2)
+        else:
+            q = PW.exception_rate(PAPER_A20_RUNS)
+            what = f"unrecovered runs at the rate {q:.4f} at which all {PAPER_A20_RUNS} would be a 1-in-100 event"
+            directions = {f"exceptions at {q:.4f}": lambda p, q=q: p - q}
+        audit.evidence(
+            PW.comparison(
+                audit,
+                alternative=f"{what}, in the setting {mode}, s = {s:g} alone (a single-setting slip): see "
+                "verify.rare_gates.power",
+                cells=[(c["paper"], noise[0]["recovery"].size, PAPER_A20_RUNS, (mode, s))],
+                directions=directions,
+                z=Z_NOISE,
+                label=f"{mode}, s = {s:g}",
+            )
         )
-    )
     audit.figure(F.figure5(weight_decay, noise, paper_noise=PAPER_NOISE), "rg_fig5")
     assert all(c["consistent"] for c in comps.values())
     assert indep[0] < indep[1] <= indep[2]
@@ -4107,6 +4136,59 @@ def test_joint_half_times(audit, results):
     )
     audit.figure(F.figure4(joint, PAPER_HALF), "rg_fig4")
     assert all(ok)
+
+
+@claim(
+    "RG-3.Tloss",
+    reading=READING_OWN + "; 'the source time at which warm recovery is lost grows as eta decreases' read as our "
+    "T_1/2 (linear interpolation, as RG-sim.joint.Thalf) having a positive least-squares slope against log2(1/eta) "
+    "over the five step sizes, the lower end of its 95% cluster-bootstrap interval over inits above 0; the paper's "
+    "own five T_1/2 (Appendix 19) are reported beside, as the consistency of Section 3's sentence with them",
+)
+@uses("rare_gates.joint")
+def test_recovery_loss_time_grows_as_eta_decreases(audit, results):
+    joint = results["rare_gates.joint"]
+    n = joint["init"].shape[0]
+    x = np.log2(joint["etas"][0] / np.asarray(joint["etas"], dtype=float))  # 0, 1, .., 4: halvings of eta
+
+    def slope(half) -> float:
+        ok = np.isfinite(half)
+        return float(np.polyfit(x[ok], half[ok], 1)[0]) if ok.sum() >= 2 else math.nan
+
+    half = _half_times(joint)
+    ours = slope(half)
+    rng = np.random.Generator(np.random.Philox(key=np.array([E.SEEDS["bootstrap"], 4], dtype=np.uint64)))
+    boot = np.array([slope(_half_times(joint, rng.integers(0, n, n))) for _ in range(400)])
+    boot = boot[np.isfinite(boot)]
+    lo, hi = (float(v) for v in np.quantile(boot, [0.025, 0.975]))
+    se = float(np.std(boot, ddof=1))
+    paper_steps = [b - a for a, b in zip(PAPER_HALF, PAPER_HALF[1:])]
+    audit.ours(", ".join(f"{h:.1f}" for h in half), label="our T_1/2 for eta decreasing from 4e-3 to 2.5e-4")
+    audit.ours(
+        f"{ours:.2f} [{lo:.2f}, {hi:.2f}] (SE {se:.2f})", label="slope of T_1/2 per halving of eta, 95% interval"
+    )
+    audit.ours(
+        f"{', '.join(f'{h:g}' for h in PAPER_HALF)}; successive changes {', '.join(f'{d:+.1f}' for d in paper_steps)}"
+        f" ({'increasing' if all(d > 0 for d in paper_steps) else 'not increasing'})",
+        label="the paper's own T_1/2 (Appendix 19), reported",
+    )
+    audit.evidence(
+        f"{n} D0 draws of our joint sweep (b = {joint['b']}); T_1/2 per eta by linear interpolation, the slope "
+        f"against log2(1/eta) by least squares; 95% percentile interval from {boot.size} bootstrap resamples of inits "
+        f"(the etas share inits, so resampling inits keeps their dependence). The collapse in Gamma_T = b delta_T/eta "
+        f"predicts log(2)/lambda = {math.log(2) / LAM:.1f} per halving."
+    )
+    audit.evidence(
+        PW.record(
+            audit,
+            float(stats.norm.cdf(E.Z95)),
+            alternative="no growth: T_1/2 flat in eta (slope 0), the nearest account under which the statement is "
+            "false",
+            method=f"normal approximation of the slope estimate with its bootstrap SE {se:.2f}: P(lower 95% bound "
+            "<= 0) at slope 0",
+        )
+    )
+    assert lo > 0
 
 
 @claim(
