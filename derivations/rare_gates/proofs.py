@@ -40,6 +40,27 @@ def small_step_limit(expr: sp.Expr) -> sp.Expr:
     return sp.limit(expr, eta, 0, "+")
 
 
+# ---------------------------------------------------------------- Section 1: the horizon in terms of T
+
+
+def horizon_log_excess(slack: sp.Expr) -> sp.Expr:
+    """``log e^{c_*/eta} - log e^{c_* T}`` at ``1/eta = T + slack``: the failure horizon ``e^{c_*/eta}`` against
+    ``e^{c_* T}`` (Section 1: 'exponential in T when T <~ 1/eta'); it has the sign of ``slack``.
+
+    >>> horizon_log_excess(sp.Symbol("u"))
+    c_star*u
+    """
+    horizon = sp.exp(c_star / eta)
+    excess = sp.expand_log(sp.log(horizon), force=True) - sp.expand_log(sp.log(sp.exp(c_star * T)), force=True)
+    return sp.simplify(excess.subs(eta, 1 / (T + slack)))
+
+
+def log_time_window_is_open() -> sp.Expr:
+    """``lim_{eta -> 0+} (log(b/eta) - 1/eta)``: -oo, so the window log(b/eta) <~ T <~ 1/eta, where the horizon is
+    exponential in T, is non-empty for small steps (Section 1)."""
+    return small_step_limit(sp.log(b / eta) - 1 / eta)
+
+
 # ---------------------------------------------------------------- Corollary 2 (Section 3)
 
 

@@ -42,6 +42,33 @@ def _limit_at_zero_with_excess(expr_in_eta_and_k):
     )
 
 
+# ---------------------------------------------------------------- Section 1
+
+
+@claim(
+    "RG-1.exphorizon",
+    reading="'exponential in T' read as: the horizon e^{c/eta} is at least e^{c T} (c = Corollary 2's c_*); the "
+    "failure itself is Theorem 1 and Corollary 2 (RG-3.cor2exp, RG-3.cor2exc, RG-T1.decay), this claim is the "
+    "arithmetic that turns the horizon in 1/eta into one in T",
+)
+def test_horizon_exponential_in_T(audit):
+    u = sp.Symbol("u", real=True)
+    excess = pf.horizon_log_excess(u)  # log e^{c/eta} - c T at 1/eta = T + u
+    up, um = sp.Symbol("u_pos", positive=True), sp.Symbol("u_neg", negative=True)
+    window = pf.log_time_window_is_open()
+    audit.ours(excess, label="log(e^{c/eta}) - c T at 1/eta = T + u")
+    audit.ours(window, label="lim eta->0+ (log(b/eta) - 1/eta)")
+    audit.evidence(
+        f"SymPy: with 1/eta = T + u, log e^{{c/eta}} - c T = {excess}: nonnegative exactly when T <= 1/eta (u >= 0), "
+        "so there the horizon e^{c/eta} >= e^{c T}, exponential in T; for T > 1/eta it is smaller than e^{c T} "
+        f"(the condition matters). The window log(b/eta) <~ T <~ 1/eta is non-empty for small eta: "
+        f"log(b/eta) - 1/eta -> {window}. Exact symbolic, no tolerance."
+    )
+    assert excess.subs(u, up).is_nonnegative and excess.subs(u, 0) == 0
+    assert excess.subs(u, um).is_negative  # without T <~ 1/eta the statement fails
+    assert window == -sp.oo
+
+
 # ---------------------------------------------------------------- Corollary 2
 
 
