@@ -30,6 +30,7 @@ from numerics.rare_gates import experiments as E
 from numerics.rare_gates import sweeps as RS
 from numerics.sweep import Experiment, resolve, run_sweep
 from numerics.sweep.codec import equal
+from tests.sweep_calls import assert_sizes_refused, run_quick
 
 
 @pytest.fixture
@@ -145,16 +146,14 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_sweep_equals_the_one_call_experiment(name, few_settings):
     overrides, direct = CASES[name]
-    (exp,) = resolve([name])
-    run = run_sweep(exp, "quick", overrides, progress=False)
+    run = run_quick(name, overrides)
     assert len(run.params) > len({p.get("setting") for p in run.params})  # some setting spans several cells
     assert equal(run.result(), direct(E.sizes_with("quick", overrides)))
 
 
 def test_extended_selection_is_one_cell_per_setting():
     overrides = {"extended_per_setting": 2, "table2_streams": 8, "extended_horizon": 1.0}
-    (exp,) = resolve(["rare_gates.extended"])
-    run = run_sweep(exp, "quick", overrides, progress=False)
+    run = run_quick("rare_gates.extended", overrides)
     assert len(run.params) == len(E.TABLE2_SETTINGS) == 5
     assert equal(run.result(), E.extended_rerun(2, horizon=1.0, streams=8))
 
@@ -254,8 +253,7 @@ PERTURBED = {
 @pytest.mark.parametrize("name", sorted(PERTURBED))
 def test_perturbed_sweep_equals_the_one_call_experiment(name, few_settings):
     overrides, direct = PERTURBED[name]
-    (exp,) = resolve([name])
-    run = run_sweep(exp, "quick", overrides, progress=False)
+    run = run_quick(name, overrides)
     assert all(p["kwargs"]["perturb"] == 1e-12 for p in run.params)
     assert equal(run.result(), direct(E.sizes_with("quick", overrides)))
 
@@ -288,8 +286,7 @@ def test_table1_perturbs_the_initialisations_by_id():
 
 @pytest.mark.parametrize("bad", ["-1e-12", "1e-3", "x"])
 def test_perturb_size_is_validated(bad):
-    with pytest.raises(ValueError, match=r"size perturb must be a relative size in \[0, 1e-6\]"):
-        E.sizes_with("quick", {"perturb": bad})
+    assert_sizes_refused(E, {"perturb": bad}, r"size perturb must be a relative size in \[0, 1e-6\]")
 
 
 @pytest.mark.parametrize(
