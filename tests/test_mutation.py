@@ -100,6 +100,8 @@ def test_duplicate_id():
         ({"file": "../outside.py"}, "inside the repository"),
         ({"occurrence": 0}, "occurrence"),
         ({"id": "Toy A"}, "lower case"),
+        ({"sizes": "joint_inits=64"}, "size overrides"),
+        ({"sizes": ["joint_inits"]}, "size overrides"),
     ],
 )
 def test_bad_values(over, message):
@@ -424,3 +426,11 @@ def test_a_mutant_runs_every_check_of_the_claims_it_names(tmp_path):
     assert runner.audit_set(m) == (one, "verify/test_parts.py::test_second_part")
     whole_file = Mutant("w", "machinery", "d", "verify/test_parts.py", "pass", "pass", ("verify/test_parts.py",))
     assert runner.audit_set(whole_file) == ("verify/test_parts.py",)
+    # size overrides ride along as --set arguments, so the baseline is per check set and sizes
+    sized = Mutant("s", "machinery", "d", "verify/test_parts.py", "pass", "pass", (one,), sizes=("joint_inits=64",))
+    assert runner.audit_set(sized) == (one, "verify/test_parts.py::test_second_part", "--set=joint_inits=64")
+
+
+def test_sizes_are_parsed():
+    (m,) = parse_catalogue({"mutant": [_raw(sizes=["joint_inits=64", "cor3_times=1"])]})
+    assert m.sizes == ("joint_inits=64", "cor3_times=1")

@@ -11,7 +11,10 @@
 - ``checks``: the audit checks that should catch it, pytest node ids or files under ``verify/``
   (narrow, so a run is fast);
 - ``tests`` (optional): library tests that should catch it: files or node ids under ``tests/``,
-  or modules of ``numerics/`` and ``derivations/`` whose doctests should.
+  or modules of ``numerics/`` and ``derivations/`` whose doctests should;
+- ``sizes`` (optional): quick-profile size overrides ``"name=value"`` for the audit run of this
+  mutant and of its baseline (``pytest verify --set name=value``), for checks whose experiment
+  has no cells in the quick profile (the joint sweep, say).
 
 >>> m = Mutant(
 ...     id="x", area="machinery", description="d", file="f.py", old="a = 1", new="a = 2", checks=("verify/t.py",)
@@ -30,7 +33,8 @@ from pathlib import Path
 AREAS = ("rare_gates", "central_flow", "multipath", "machinery")
 CATALOGUE = Path(__file__).with_name("catalogue.toml")
 _REQUIRED = ("id", "area", "description", "file", "old", "new", "checks")
-_OPTIONAL = ("occurrence", "tests")
+_OPTIONAL = ("occurrence", "tests", "sizes")
+_SIZE = re.compile(r"^[a-z][a-z0-9_]*=\S+$")
 CHECK_DIRS = ("verify/",)  # the audit
 TEST_DIRS = ("tests/", "numerics/", "derivations/")  # the library suite: tests and doctest modules
 _ID = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
@@ -57,6 +61,7 @@ class Mutant:
     checks: tuple[str, ...]
     tests: tuple[str, ...] = ()
     occurrence: int | None = None
+    sizes: tuple[str, ...] = ()
 
     def locate(self, text: str) -> int:
         """Index of the snippet this mutant replaces in ``text``; StaleMutant if it is not there as specified."""
@@ -145,6 +150,9 @@ def parse_catalogue(data: dict, source: str = "catalogue") -> list[Mutant]:
         occ = raw.get("occurrence")
         if occ is not None and (isinstance(occ, bool) or not isinstance(occ, int) or occ < 1):
             raise CatalogueError(f"{where}: `occurrence` must be an integer >= 1")
+        sizes = raw.get("sizes", [])
+        if not isinstance(sizes, list) or not all(isinstance(x, str) and _SIZE.match(x) for x in sizes):
+            raise CatalogueError(f'{where}: `sizes` must be a list of "name=value" size overrides')
         out.append(
             Mutant(
                 id=mid,
@@ -156,6 +164,7 @@ def parse_catalogue(data: dict, source: str = "catalogue") -> list[Mutant]:
                 checks=_strings(raw, "checks", where, CHECK_DIRS, True),
                 tests=_strings(raw, "tests", where, TEST_DIRS, False),
                 occurrence=occ,
+                sizes=tuple(sizes),
             )
         )
     if not out:

@@ -520,7 +520,8 @@ class Runner:
         self.log(f"baselines: {len(needed)} check sets in {time.monotonic() - t0:.0f} s")
 
     def audit_set(self, m: Mutant) -> tuple[str, ...]:
-        """The audit checks a mutant runs: its own, plus every other check of each claim one of them decides.
+        """The audit checks a mutant runs: its own, plus every other check of each claim one of them decides, then
+        its size overrides as ``--set=name=value`` arguments (so a baseline is per check set and sizes).
 
         A claim's verdict is written only when all of its checks ran; a catalogue entry naming one
         check of a claim with several would otherwise leave that claim ``not-run`` in the baseline
@@ -530,7 +531,7 @@ class Runner:
         out = set(m.check_set())
         for c in m.check_set():
             out |= self.claim_checks.get(c.split("[", 1)[0], set())
-        return tuple(sorted(out))
+        return tuple(sorted(out)) + tuple(f"--set={x}" for x in m.sizes)
 
     # mutants
     def _prepare(self, slot: Slot, m: Mutant) -> tuple[bool, bool]:
