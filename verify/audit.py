@@ -61,6 +61,18 @@ class PaperClaimFails(Exception):
     """The paper's side of a discrepancy check fails on our numbers (the one expected failure)."""
 
 
+def paper_text(paper: str) -> str:
+    """The text of ``paper`` (its short name) from the shared papers; the calling check is skipped, with the
+    reason, when the shared papers are absent (a checkout without ``../shared``): it is then not run, never
+    failed."""
+    from verify.coverage import paper_files, papers_dir
+
+    files = paper_files()
+    if paper not in files:
+        pytest.skip(f"paper text of {paper} not found under {papers_dir()} (the shared papers are absent)")
+    return files[paper].read_text("utf-8")
+
+
 def paper_claim(holds, message: str) -> None:
     """The paper's side of a discrepancy check: raise :class:`PaperClaimFails` unless ``holds``.
 

@@ -4,18 +4,14 @@ zero-loss point."""
 from __future__ import annotations
 
 import mpmath
-import pytest
 
 from numerics.multipath import sharpness as ns
-from verify.coverage import paper_files, papers_dir
+from verify.audit import paper_text as audit_paper_text
 
 
 def paper_text() -> str:
     """The multipath paper's text; the calling check is skipped when the shared papers are absent."""
-    files = paper_files()
-    if "multipath" not in files:
-        pytest.skip(f"paper text of multipath not found under {papers_dir()} (the shared papers are absent)")
-    return files["multipath"].read_text("utf-8")
+    return audit_paper_text("multipath")
 
 
 def leaf_point(alphas, L: int) -> tuple[list[float], float]:

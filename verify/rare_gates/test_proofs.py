@@ -23,8 +23,7 @@ from derivations.rare_gates.symbols import lam, t
 from numerics import stats as S
 from numerics.rare_gates import model
 from numerics.rare_gates import one_step as O
-from verify.audit import claim
-from verify.coverage import paper_files
+from verify.audit import claim, paper_text
 from verify.rare_gates import power as PW
 from verify.registry import paper_numbers
 
@@ -579,7 +578,7 @@ def _set_sizes(text, pattern):
     "product: positive source durations x source optimizers x initializations.",
 )
 def test_design_counts(audit):
-    text = paper_files()["rare_gates"].read_text("utf-8")
+    text = paper_text("rare_gates")
     times = _set_sizes(text, r"checkpoints at \$T\\in\\\{([0-9,]+)\\\}\$")
     m_init = re.search(r"We draw (\d+) Gaussian initializations", text)
     m_opt = re.search(r"on the source with both (\w+) and (\w+),", text)
