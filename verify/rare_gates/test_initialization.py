@@ -74,7 +74,11 @@ def _mm_alternatives(kind: str) -> dict:
 
 
 FITTED_MM = _mm_alternatives("bound")
-FITTED_PK99 = _mm_alternatives("pk99")
+FITTED_PK99 = {
+    **_mm_alternatives("pk99"),
+    "K as displayed (one labelling of the units, RG-18.PK)": "0.99 P(K) <= 0.99 P(D0 labelled) = "
+    f"{mpmath.nstr(100 * mpmath.mpf('0.99') * N.p_d0(15, labelled=True), 4)}%, below 1%: the claim fails",
+}
 READING_R0 = (
     "the lost derivation of 0.5928 read as: R_t = 1 + (omega_1^2 + omega_2^2)/4 + omega_1 omega_2 J(delta) "
     "- q(omega_1 + omega_2) >= 1 + S^2/8 - qS on D0 (J >= 0, omega_1^2 + omega_2^2 >= S^2/2), infimum at S = 3/4"

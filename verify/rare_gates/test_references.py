@@ -285,12 +285,9 @@ def test_half_recovery_offsets(audit):
 @claim(
     "RG-20.Lambda",
     reading="the display read as the integrated disagreement intensity b/eta x (angle/pi) along the angle "
-    "0.85 delta0 e^{-lambda s}; what this checks is that integration (the display is that integral, exactly), not "
-    "the factor 0.85, which the text does not derive (the amplitude transient from B = 0.9 alone gives about 0.88: "
-    "see the values)",
-    by_construction="the display is the closed form of the integral it describes, so integrating b/eta x (angle/pi) "
-    "along 0.85 delta0 e^{-lambda s} and comparing with the display cannot fail unless SymPy's integration does; "
-    "the content that could fail, the factor 0.85, is not tested (the transient gives about 0.88, reported beside)",
+    "0.85 delta0 e^{-lambda s}; what this checks is the display's closed form against that integral (an algebra "
+    "slip in the display, a missing 1/pi or a 1/(2 lambda), would fail it), not the factor 0.85, which the text "
+    "does not derive (the amplitude transient from B = 0.9 alone gives about 0.88: see the values)",
 )
 def test_integrated_intensity(audit):
     factor = sp.Rational(85, 100)
