@@ -53,12 +53,6 @@ READING_OWN = (
     "64 saved initialisations; their counts are compared as an independent binomial sample of the "
     "same population (two-sample Newcombe interval, Bonferroni over the table's cells)"
 )
-READING_A20 = (
-    "the Appendix 20 setting lost in conversion is read as the noise runs' checkpoint delta0 = 1e-5 with "
-    "b = 16, eta = 0.01 (the Table 2 setting of that delta0) and 128 streams, the same streams in every "
-    "setting: a guess, marked fitted so that the alternative batches are listed with what Appendix 20's own "
-    "Lambda(t) gives for each (b = 8 is the batch its 0.04 implies)"
-)
 # The paper's numbers, read from the claims registry (its one source); shapes as in the paper's tables.
 _FRESH = [int(k) for k in paper_numbers("RG-sim.T1.fresh")[:4]]  # the four (source, target) pairs, T = 0 and 100
 _T1_SGD = [int(k) for k in paper_numbers("RG-sim.T1.sgd")[:6]]  # target SGD: source SGD then source GD, T = 200..400
@@ -88,9 +82,12 @@ PAPER_NOISE = dict(
     )
 )
 
-# Appendix 20's setting is a guess (READING_A20), not fitted; the alternatives below are the batches its own Lambda(t)
-# (0.85 b delta0/(pi eta) (1 - e^{-lambda t})/lambda at delta0 = 1e-5, eta = 0.01) makes plausible. b = 8 is the
-# batch whose Lambda(1000) gives the paper's no-noise 0.04 (Gamma = -log(1 - 0.04) pi lambda/0.85 = 0.0075).
+# Appendix 20's setting is lost in the text and read as b = 16 (READING_A20), fitted: of Table 2's two batches at
+# delta0 = 1e-5 (16 and 64) it is the one whose recovery is near the paper's no-noise 0.04, and it is kept over b = 8
+# because our runs at b = 16 reproduce all seven of the paper's noise fractions. The alternatives below are the
+# batches its own Lambda(t) (0.85 b delta0/(pi eta) (1 - e^{-lambda t})/lambda at delta0 = 1e-5, eta = 0.01) makes
+# plausible and Table 2's b = 64. b = 8 is the batch whose Lambda(1000) gives the paper's no-noise 0.04 (Gamma =
+# -log(1 - 0.04) pi lambda/0.85 = 0.0075).
 A20_FACTOR, A20_DELTA0, A20_ETA, A20_H, A20_T_LATE = 0.85, 1e-5, 0.01, 1000.0, 240.0
 
 
@@ -106,15 +103,14 @@ def _a20_model(b: int) -> dict:
 
 
 def _a20_alternatives(consequence: str) -> dict:
-    """The alternatives of the Appendix 20 claims' guessed batch: what Lambda(t) gives for each, and ``consequence``."""
+    """The alternatives of the Appendix 20 claims' fitted batch: what Lambda(t) gives for each, and ``consequence``."""
     out = {}
-    for b in (8, 4, 32):
+    for b in (8, 4, 32, 64):
         m = _a20_model(b)
-        head = f"b = {b} (Gamma = {m['gamma']:.4f})" + (
-            f", the batch Appendix 20's own Lambda(t) implies from its {_NOISE[0]:g} (b = {m['b']:.1f})"
-            if b == 8
-            else ""
-        )
+        head = f"b = {b} (Gamma = {m['gamma']:.4f})" + {
+            8: f", the batch Appendix 20's own Lambda(t) implies from its {_NOISE[0]:g} (b = {m['b']:.1f})",
+            64: ", Table 2's other batch at delta0 = 1e-5",
+        }.get(b, "")
         out[head] = (
             f"Lambda(t) gives no-noise recovery {m['none_H']:.3f} by H = 1000 (paper {_NOISE[0]:g}) and P(no first "
             f"disagreement after t = 240 in {PAPER_A20_RUNS} runs at lambda = 0.01) = {m['p_none_late']:.3f}; "
@@ -124,6 +120,14 @@ def _a20_alternatives(consequence: str) -> dict:
 
 
 A20_AT_16 = _a20_model(16)
+READING_A20 = (
+    "the Appendix 20 setting lost in conversion is read as the noise runs' checkpoint delta0 = 1e-5 with b = 16, "
+    "eta = 0.01 and 128 streams, the same streams in every setting: fitted, since b = 16 is chosen among Table 2's "
+    "two batches at that delta0 (16 and 64: Appendix 20's own Lambda(t) gives no-noise recovery "
+    f"{A20_AT_16['none_H']:.3f} and {_a20_model(64)['none_H']:.3f} by H = 1000 against its {_NOISE[0]:g}) and kept "
+    "over b = 8 because our runs at b = 16 reproduce the paper's noise fractions; Lambda(t) itself implies "
+    f"b = {A20_AT_16['b']:.1f} from the {_NOISE[0]:g} (the alternatives and what each gives are listed)"
+)
 # Every Appendix 20 claim also reports its settings rerun at b = 8 (E.A20_ALT_B), the batch Appendix 20's own
 # Lambda(t) implies from its no-noise 0.04: what the fitted alternative gives on our runs, reported, not asserted
 A20_B8_LABEL = f"at b = {E.A20_ALT_B} (the batch Appendix 20's 0.04 implies; the reading's alternative, reported)"
@@ -1796,10 +1800,29 @@ def _t2_late_paper(runs) -> None:
 
 
 T2_FROZEN_QUOTED = paper_numbers("RG-sim.T2.saturation")[2]  # 'the frozen-angle reference exceeds 0.63 by t = 200'
+# the frozen-angle comparison's false-alarm rate per setting: P(upper 95% Wilson bound at t = 200 >= the frozen-angle
+# reference) when recovery follows the decaying-angle reference; a setting is compared only below this rate (fixed
+# before any run: at 1e-3 a chance red run over the five settings is below 0.5%)
+T2_FROZEN_ALARM = 1e-3
+
+
+def _t2_frozen_alarm(gamma: float, n: int) -> tuple[float, float]:
+    """The frozen-angle comparison's false-alarm rate at n streams and the decaying-angle reference by t = 200.
+
+    Decaying angle (Poisson account, intensity Gamma e^{-lambda t}/pi): 1 - exp(-Gamma (1 - e^{-200 lambda})/(pi
+    lambda)); the assertion 'upper Wilson < frozen reference' fails by chance with P(upper >= frozen) at that rate.
+    """
+    frozen = -math.expm1(-gamma * 200 / math.pi)
+    decaying = -math.expm1(-gamma * -math.expm1(-200 * LAM) / (math.pi * LAM))
+    his = S.wilson_intervals(np.arange(n + 1), n)[1]
+    return S.power_of_region(n, decaying, his >= frozen), decaying
+
+
 T2_SATURATION_READING = (
     "'no recovery after t ~ 112' as a statement about the paper's sample: ours is the saturation of the law, no "
     "recovery in (200, 450] (Table 2's equal t <= 200 and t <= 450 columns), recovery by t = 200 below the "
-    "frozen-angle reference, and the share of recoveries after t = 112.1 below the frozen-angle account's share "
+    "frozen-angle reference (in each setting where our streams can tell it from the decaying-angle reference), and "
+    "the share of recoveries after t = 112.1 below the frozen-angle account's share "
     "(one-sided 95% Clopper-Pearson bound); the paper's literal 0 is compared with our share by Fisher's exact test "
     "at 5% (its side of the claim: a rejection is a discrepancy, not a failure of ours)"
 )
@@ -1817,17 +1840,26 @@ def test_table2_saturation(audit, results, sizes):
     late_200 = sum(int(np.sum(s["recovery"] > 200 + 1e-9)) for s in table2)
     late_times, n_rec, paper_rec, p = _t2_late(table2)
     late_112 = len(late_times)
-    below_frozen, refs = [], []
+    below_frozen, refs, alarms, told = [], [], [], []
     for s in table2:
         n = s["recovery"].size
         k200 = E.recovered_by(s["recovery"], 200)
         _, hi = E.wilson(k200, n)
         ref = -math.expm1(-s["gamma"] * 200 / math.pi)
-        below_frozen.append(hi < ref)
         refs.append(ref)
+        # the comparison is made only where the frozen-angle reference can be told from the decaying-angle one at n
+        # streams: its false-alarm rate (P(upper Wilson >= frozen) at the decaying reference) below T2_FROZEN_ALARM
+        alarm, decaying = _t2_frozen_alarm(s["gamma"], n)
+        compared = alarm < T2_FROZEN_ALARM
+        if compared:
+            below_frozen.append(hi < ref)
+            alarms.append(alarm)
+            told.append(s)
         audit.ours(
-            f"by t = 200: {k200}/{n} (upper 95% Wilson {hi:.3f}; frozen-angle reference {ref:.3f}); last recovery "
-            f"{np.nanmax(s['recovery']):.1f} (the paper's last times: RG-sim.T2.last)",
+            f"by t = 200: {k200}/{n} (upper 95% Wilson {hi:.3f}; frozen-angle reference {ref:.3f}, decaying-angle "
+            f"{decaying:.3f}"
+            + ("" if compared else f"; not compared at {n} streams: not told apart, false alarm {alarm:.2f}")
+            + f"); last recovery {np.nanmax(s['recovery']):.1f} (the paper's last times: RG-sim.T2.last)",
             label=f"b={s['b']}, delta0={s['delta0']:g}",
         )
     audit.ours(late_200, label="recoveries in (200, 450]")
@@ -1851,13 +1883,19 @@ def test_table2_saturation(audit, results, sizes):
         f"Table 2 runs (streams stop at recovery, others run to t = {table2[0]['horizon']:g}). Under the decaying-"
         f"angle reference the expected number of disagreements after t = 200 over the {n_runs} runs still going "
         f"then is "
-        f"{late_expected:.2g}: the decaying angle itself predicts none in (200, 450], so that part can fail only "
+        f"{late_expected:.2g} (the chance of a red run from that part: 1 - e^{{-{late_expected:.2g}}} = "
+        f"{-math.expm1(-late_expected):.2g}): the decaying angle itself predicts none in (200, 450], so that part can "
+        "fail only "
         "through a non-decaying angle or a bug, not against a nearby alternative; 'no recovery after t ~ 112' is "
         "compared through the count of later recoveries (the paper's five last recovery times, sample maxima, are "
         "RG-sim.T2.last). Saturation: our upper 95% Wilson bound at t = 200 below the frozen-angle reference "
-        f"1 - exp(-Gamma t/pi) in every setting; that reference is at least {min(refs):.3f} by t = 200 in every "
-        f"setting (the quoted 'exceeds {T2_FROZEN_QUOTED}': the closed form at each setting's Gamma = b delta0/eta, "
-        "exact)."
+        f"1 - exp(-Gamma t/pi) in every setting where that reference can be told from the decaying-angle one "
+        f"1 - exp(-Gamma (1 - e^{{-200 lambda}})/(pi lambda)) at our streams ({len(told)} of {len(table2)}: the "
+        f"assertion's false-alarm rate at the decaying reference below {T2_FROZEN_ALARM:g} in each; summed over them "
+        f"{sum(alarms):.2g}; where it is not, the frozen reference is within the Wilson bound of all streams "
+        f"recovering and the assertion would only say 'not all recovered'); the frozen-angle reference is at least "
+        f"{min(refs):.3f} by t = 200 in every setting (the quoted 'exceeds {T2_FROZEN_QUOTED}': the closed form at "
+        "each setting's Gamma = b delta0/eta, exact)."
     )
     audit.evidence(
         f"The literal 'no recovery after t ~ 112' holds in our sample: none of our {n_rec} recoveries is later than "
@@ -1887,7 +1925,7 @@ def test_table2_saturation(audit, results, sizes):
             f"({sizes.saturation_streams} further streams per setting)."
         )
     frozen_powers = []
-    for s in table2:
+    for s in told:
         n = s["recovery"].size
         ref = -math.expm1(-s["gamma"] * 200 / math.pi)
         his = S.wilson_intervals(np.arange(n + 1), n)[1]
@@ -1899,7 +1937,7 @@ def test_table2_saturation(audit, results, sizes):
             frozen_power,
             alternative="no saturation: recovery by t = 200 at the frozen-angle reference in every setting",
             label="saturation",
-            method="exact: per setting P(upper 95% Wilson bound >= reference) at p = reference, "
+            method="exact: per compared setting P(upper 95% Wilson bound >= reference) at p = reference, "
             f"{', '.join(f'{v:.3f}' for v in frozen_powers)}; 1 - product over the independent settings",
         )
     )
@@ -2495,14 +2533,11 @@ def _our_same(results) -> dict:
 
 # one reading string for the check, so the report shows it once
 A20_SAME_READING = (
-    "the Appendix 20 setting lost in conversion is guessed as b = 16, eta = 0.01 and 128 streams (the Table 2 setting "
-    "of the noise runs' delta0 = 1e-5), a guess, not fitted: Appendix 20's own Lambda(t) gives 0.083 at b = 16 "
-    "against its no-noise 0.04 and implies b ~ 7.5 (the alternatives and what each gives are reported among the "
-    "values); Figure 3(a)'s cell of this setting is the one whose 9/64 gives kappa_eff 1.49 (RG-19.kappacells), the "
-    "largest of the 12 printed kappa_eff values. Ours: our three experiments of the setting (b = 16), in order by "
-    "one-sided Fisher exact tests. The paper's three under the guess: tested by the same tests with the selection "
-    "of its 9/64 cell corrected (Bonferroni over the 12 cells), reported as a tension, never as a discrepancy, "
-    "since the conflict exists only under the guessed setting"
+    READING_A20 + "; Figure 3(a)'s cell of this setting is the one whose 9/64 gives kappa_eff 1.49 "
+    "(RG-19.kappacells), the largest of the 12 printed kappa_eff values. Ours: our three experiments of the setting "
+    "(b = 16), in order by one-sided Fisher exact tests. The paper's three under the fitted setting: tested by the "
+    "same tests with the selection of its 9/64 cell corrected (Bonferroni over the 12 cells), reported as a tension, "
+    "never as a discrepancy, since the conflict exists only under the fitted setting"
 )
 # the 9/64 cell is the paper's largest of its 12 kappa_eff values (Appendix 19): a selected extreme, so a test of it
 # against another estimate is corrected for the selection by Bonferroni over the 12 cells
@@ -2510,7 +2545,7 @@ SAME_SELECTION = int(paper_numbers("RG-sim.fig3a.kappa")[2])
 
 
 def _paper_same_tension() -> dict:
-    """The paper's three estimates under the guessed setting: order p's, selection-corrected, by run count."""
+    """The paper's three estimates under the fitted setting: order p's, selection-corrected, by run count."""
     hom, order = _order_tests(PAPER_SAME)
     (k3, n3), _, _ = PAPER_SAME.values()
     by_runs = {}
@@ -2525,7 +2560,14 @@ def _paper_same_tension() -> dict:
     }
 
 
-@claim("RG-sim.A20.same", reading=A20_SAME_READING)
+@claim(
+    "RG-sim.A20.same",
+    reading=A20_SAME_READING,
+    fitted=_a20_alternatives(
+        "Appendix 20's 0.04 is then not the setting of Figure 3(a)'s 9/64 and Table 2's 0.078 (both b = 16), so the "
+        "three are not estimates of one setting and there is no order to test " + A20_ALT_NOTE
+    ),
+)
 @uses("rare_gates.grid", "rare_gates.table2", "rare_gates.noise", "rare_gates.noise_b8", "rare_gates.larger")
 def test_same_setting_three_horizons_ours(audit, results):
     ours = _our_same(results)
@@ -2542,13 +2584,8 @@ def test_same_setting_three_horizons_ours(audit, results):
         f"{', '.join(f'{p:.3f}' for p in paper['corrected'])} against the level {SAME_LEVEL:.3f}; the H = 200 test at "
         "other run counts of Appendix 20 (uncorrected): "
         + ", ".join(f"{k}/{n}: {p:.3f}" for n, (k, p) in paper["by_runs"].items()),
-        label="the paper's three under the guessed b = 16 and 128 runs (a tension, not a verdict)",
+        label="the paper's three under the fitted b = 16 and 128 runs (a tension, not a verdict)",
     )
-    for head, gives in _a20_alternatives(
-        "Appendix 20's 0.04 is then not the setting of Figure 3(a)'s 9/64 and Table 2's 0.078 (both b = 16), so the "
-        "three are not estimates of one setting and there is no order to test"
-    ).items():
-        audit.ours(gives, label=f"alternative {head}")
     none8 = next(z for z in results["rare_gates.noise_b8"] if z["s"] == 0.0)
     k8, n8 = E.recovered_by(none8["recovery"], none8["horizon"]), none8["recovery"].size
     k16, n16 = ours["Appendix 20, H = 1000"]
@@ -2565,14 +2602,16 @@ def test_same_setting_three_horizons_ours(audit, results):
         "experiments of the setting must pass (this check)."
     )
     audit.evidence(
-        f"The paper's side is a tension, not a discrepancy. Under the guessed setting (b = 16, {PAPER_A20_RUNS} runs: "
-        f"Appendix 20 prints neither) its own {k1p}/{n1p} by H = 1000 lies below its {k3p}/{n3p} by H = 200 at "
+        f"The paper's side is a tension, not a discrepancy. Under the fitted setting (b = 16, {PAPER_A20_RUNS} runs: "
+        "Appendix 20 prints neither; b = 16 is the batch at which our runs reproduce its noise fractions) its own "
+        f"{k1p}/{n1p} by H = 1000 lies below its {k3p}/{n3p} by H = 200 at "
         f"one-sided p = {paper['order'][0]:.4f}; but the {k3p}/{n3p} cell is the largest of the paper's "
         f"{SAME_SELECTION} kappa_eff values, a selected extreme, and with that selection corrected (Bonferroni over "
         f"{SAME_SELECTION}) p = {paper['corrected'][0]:.3f}, above the level; the p also moves with the unknown run "
         f"count (values above); and Appendix 20's own Lambda(t) gives {A20_AT_16['none_H']:.3f} at b = 16 against its "
         f"{_NOISE[0]:g} and implies b = {A20_AT_16['b']:.1f}, a batch at which the three are not one setting. The "
-        "conflict rests on our guess of the lost setting, so no discrepancy is raised."
+        "fitted setting under which the paper's own numbers are in tension is a reading of ours, not the paper's "
+        "statement, so no discrepancy is raised."
     )
     (k3, n3), _, (k1, n1) = ours.values()
     audit.evidence(
@@ -2605,12 +2644,12 @@ def test_same_setting_three_horizons_ours(audit, results):
             audit,
             paper_power,
             alternative="the H = 1000 fraction half the H = 200 one (a factor 2 in the count), in the paper's own "
-            "three under the guessed setting",
+            "three under the fitted setting",
             label="the paper's order test",
             method=f"exact enumeration over Bin({n1p}, p/2) x Bin({n3p}, p) at p = {k3p}/{n3p} (the paper's sizes, "
-            f"{n1p} guessed); one-sided Fisher exact p < {SAME_LEVEL:.3f}/{SAME_SELECTION} = {paper_level:.5f} (the "
+            f"{n1p} read); one-sided Fisher exact p < {SAME_LEVEL:.3f}/{SAME_SELECTION} = {paper_level:.5f} (the "
             "order level with the selection of the cell corrected)",
-            decide="a comparison of the paper's own fixed counts under a guessed setting: no run of ours enters it or "
+            decide="a comparison of the paper's own fixed counts under a fitted setting: no run of ours enters it or "
             "can decide it, and the lost setting (b, run count) of Appendix 20 is what would",
         )
     )
@@ -3244,38 +3283,162 @@ def test_fig3a_kappa_paper(results):
     )
 
 
-@claim(
-    "RG-sim.fig3a.conditional",
-    reading="no cell's 95% Wilson interval (Bonferroni over the cells with a sampled disagreement) lies below 0.81",
+PAPER_COND = tuple(float(v) for v in paper_numbers("RG-sim.fig3a.conditional"))  # the range's ends, 0.81 and 1
+PAPER_COND_HALF = (0.005, 0.0)  # printed to two decimals (0.81), and exactly all recovered (1)
+COND_STREAMS = 64  # the paper's streams per Figure 3(a) cell (Appendix 19)
+COND_NULL = 200000  # null draws of the paper's two statistics: p-values near 0.025 to about +-0.0007
+COND_REPS = 20000  # draws under each alternative: powers to about +-0.003
+COND_LEVEL = 0.05 / 2  # the paper's two statistics (min, max), two-sided, Bonferroni
+COND_READING = (
+    "ours: no cell's 95% Wilson interval (Bonferroni over the cells with a sampled disagreement) lies below 0.81, and "
+    "some cell recovers all its runs with a sampled disagreement. The paper's side: its range's ends (0.81, printed "
+    "to two decimals, and 1) are the minimum and maximum of per-cell estimates over its 64 streams per cell, each "
+    "tested against its distribution under our estimate of the truth (per cell our fraction of runs with a sampled "
+    "disagreement, and our conditional recovery with the Jeffreys half-count, so that a cell of ours at 1 is not "
+    "taken as certain), two-sided, Bonferroni over the two; a rejection is a discrepancy, not a failure of ours"
 )
-@uses("rare_gates.grid")
-def test_fig3a_conditional(audit, results):
-    grid = results["rare_gates.grid"]
+
+
+def _cond_rows(grid) -> list[tuple[int, int, int]]:
+    """Per cell with a sampled disagreement: (recovered among them, runs with a sampled disagreement, streams)."""
     rows = []
     for c in grid:
         dis = c["disagreements"] > 0
         if dis.any():
-            rows.append((int(np.isfinite(c["recovery"])[dis].sum()), int(dis.sum())))
+            rows.append((int(np.isfinite(c["recovery"])[dis].sum()), int(dis.sum()), int(dis.size)))
+    return rows
+
+
+def _cond_truth(rows) -> tuple[np.ndarray, np.ndarray]:
+    """Our estimate of the truth per cell: P(a sampled disagreement), conditional recovery (Jeffreys half-count)."""
+    a, m, n = (np.array(v, dtype=float) for v in zip(*rows))
+    return m / n, (a + 0.5) / (m + 1.0)
+
+
+def _cond_sample(q: np.ndarray, r: np.ndarray, reps: int, seed) -> np.ndarray:
+    """The paper's (min, max) of the conditional fractions over its cells with a sampled disagreement, ``reps`` draws
+    of 64 streams per cell under (q, r); draws with no such cell are dropped."""
+    rng = np.random.default_rng(seed)
+    m = rng.binomial(COND_STREAMS, q, size=(reps, q.size))
+    k = rng.binomial(m, np.clip(r, 0.0, 1.0))
+    frac = np.where(m > 0, k / np.maximum(m, 1), np.nan)
+    keep = (m > 0).any(axis=1)
+    return np.stack([np.nanmin(frac[keep], axis=1), np.nanmax(frac[keep], axis=1)], axis=1)
+
+
+def _cond_pvalues(null: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Two-sided p-values of the rows of ``x`` (min, max) against the null draws, each value read as its printed
+    window [v - h, v + h]: 2 min(P(stat <= v + h), P(stat >= v - h)), capped at 1."""
+    out = np.empty(x.shape)
+    for j, h in enumerate(PAPER_COND_HALF):
+        col = np.sort(null[:, j])
+        below = np.searchsorted(col, x[:, j] + h + 1e-12, side="right") / col.size
+        above = 1.0 - np.searchsorted(col, x[:, j] - h - 1e-12, side="left") / col.size
+        out[:, j] = np.minimum(1.0, 2 * np.minimum(below, above))
+    return out
+
+
+@functools.lru_cache(maxsize=2)
+def _cond_null_of(q: tuple, r: tuple) -> np.ndarray:
+    """The null draws of the paper's two statistics under our fit, once per session (both sides read them)."""
+    return _cond_sample(np.array(q), np.array(r), COND_NULL, (E.SEEDS["bootstrap"], 7))
+
+
+def _cond_paper(grid) -> dict:
+    rows = _cond_rows(grid)
+    q, r = _cond_truth(rows)
+    null = _cond_null_of(tuple(q), tuple(r))
+    pvals = [float(v) for v in _cond_pvalues(null, np.array([PAPER_COND]))[0]]
+    return {"rows": rows, "q": q, "r": r, "null": null, "pvals": pvals}
+
+
+@claim("RG-sim.fig3a.conditional", reading=COND_READING)
+@uses("rare_gates.grid")
+def test_fig3a_conditional(audit, results):
+    f = _cond_paper(results["rare_gates.grid"])
+    rows, q, r, null, pvals = f["rows"], f["q"], f["r"], f["null"], f["pvals"]
     z = E.z_bonferroni(len(rows))
-    fr = [a / b for a, b in rows]
-    his = [E.wilson(a, b, z)[1] for a, b in rows]
+    fr = [a / b for a, b, _ in rows]
+    his = [E.wilson(a, b, z)[1] for a, b, _ in rows]
     audit.ours(f"{min(fr):.3f} to {max(fr):.3f} over {len(rows)} cells (min upper bound {min(his):.3f})")
-    audit.evidence("Per cell: recovered runs among runs with at least one sampled disagreement by H = 200.")
+    audit.ours(
+        ", ".join(
+            f"{name} {lo:.3f}..{hi:.3f} (paper {v:g}, p = {pv:.3f})"
+            for name, (lo, hi), v, pv in zip(
+                ("min", "max"),
+                (np.quantile(null[:, j], [COND_LEVEL / 2, 1 - COND_LEVEL / 2]) for j in range(2)),
+                PAPER_COND,
+                pvals,
+            )
+        ),
+        label=f"the paper's range under our fit (central {1 - COND_LEVEL:.1%})",
+    )
+    audit.evidence(
+        "Per cell: recovered runs among runs with at least one sampled disagreement by H = 200. The paper's side: its "
+        f"ends are the minimum and maximum of noisy per-cell estimates, so they are tested as such: under our estimate "
+        f"of the truth, {COND_STREAMS} streams per cell are drawn {COND_NULL} times (independent cells; the paper's "
+        "cells share streams), the runs with a sampled disagreement binomially at our cell's fraction and their "
+        "recoveries at our conditional fraction with the Jeffreys half-count, and each end's two-sided p-value is "
+        f"its printed window's rank, Bonferroni over the two ({COND_LEVEL:.4f} each)."
+    )
     p_alt = PW.intensity_scaled(0.81, 0.5)
-    cond_powers = [S.power_of_region(b, p_alt, S.wilson_intervals(np.arange(b + 1), b, z)[1] < 0.81) for _, b in rows]
+    cond_powers = [
+        S.power_of_region(b, p_alt, S.wilson_intervals(np.arange(b + 1), b, z)[1] < 0.81) for _, b, _ in rows
+    ]
     audit.evidence(
         PW.record(
             audit,
             max(cond_powers),
             alternative=f"conditional recovery {p_alt:.3f} in every cell: a factor 2 below the "
             "effective intensity of the paper's minimum 0.81",
+            label="ours",
             method=f"exact: per cell P(upper Wilson bound < 0.81) at that fraction over the cell's runs with a sampled "
             f"disagreement; the cells share streams, so the check's power is at least the largest cell's "
             f"({max(cond_powers):.3f}, {rows[int(np.argmax(cond_powers))][1]} runs; smallest "
             f"{min(cond_powers):.3f})",
         )
     )
+    # power of the paper's side: the conditional recovery's effective intensity a factor 2 off in every cell; the
+    # paper's statistics drawn under it, rejected when either p-value against the null lies below the level
+    powers = {}
+    for i, (name, fac) in enumerate((("intensity x 2", 2.0), ("intensity / 2", 0.5))):
+        alt = _cond_sample(q, PW.intensity_scaled(r, fac), COND_REPS, (E.SEEDS["bootstrap"], 7, i + 1))
+        powers[name] = float(np.mean((_cond_pvalues(null, alt) < COND_LEVEL).any(axis=1)))
+    weak = min(powers, key=powers.get)
+    se = math.sqrt(powers[weak] * (1 - powers[weak]) / COND_REPS)
+    audit.evidence(
+        PW.record(
+            audit,
+            max(powers[weak] - float(stats.norm.ppf(0.95)) * se, 0.0),
+            alternative="the conditional recovery's effective intensity a factor 2 off in every cell (x 2 or / 2)",
+            label="the paper's range",
+            method=f"simulation: {COND_REPS} draws of the paper's minimum and maximum ({COND_STREAMS} streams per "
+            f"cell) under our fit with the intensity scaled, rejected when either two-sided p-value against the null "
+            f"draws lies below {COND_LEVEL:.4f}; "
+            + "; ".join(f"{key}: {v:.4f}" for key, v in powers.items())
+            + f" (+-{se:.4f}); recorded: the lower one-sided 95% bound",
+            decide=f"no sample of ours decides: the power is set by the paper's {COND_STREAMS} streams per cell (our "
+            "draws only sharpen the fit it is computed under)",
+        )
+    )
     assert min(his) >= 0.81 and max(fr) == 1.0
+
+
+@discrepancy(
+    "RG-sim.fig3a.conditional",
+    reason="sample-level, raised only when our draws reject it: the paper's range's ends (0.81 and 1) against their "
+    "distribution under our fit (64 streams per cell), either two-sided p below the Bonferroni level over the two; "
+    "where neither rejects, this side is skipped and the verdict is our side's",
+    reading=COND_READING,
+)
+@uses("rare_gates.grid")
+def test_fig3a_conditional_paper(results):
+    f = _cond_paper(results["rare_gates.grid"])
+    _paper_sample_side(
+        any(pv < COND_LEVEL for pv in f["pvals"]),
+        ", ".join(f"{name}: paper {v:g}, p = {pv:.4f}" for name, v, pv in zip(("min", "max"), PAPER_COND, f["pvals"]))
+        + f" (level {COND_LEVEL:.4f} each)",
+    )
 
 
 def _kappa_mle(x, k, n) -> float:
@@ -3714,7 +3877,7 @@ WDFIRST_READING = (
     reading=WDFIRST_READING,
     fitted=_a20_alternatives(
         "the paper's 'none' is as (un)likely as that probability says, against "
-        f"{A20_AT_16['p_none_late']:.3f} at b = 16: the tension vanishes at b <= 8 and sharpens at b = 32 "
+        f"{A20_AT_16['p_none_late']:.3f} at b = 16: the tension vanishes at b <= 8 and sharpens at b >= 32 "
         + A20_ALT_NOTE
     ),
 )
