@@ -28,6 +28,7 @@ Both directions of a factor are checked and the smaller power is recorded.
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 from numerics import stats as S
 from verify.audit import POWER_REQUIRED
@@ -167,6 +168,38 @@ def record(audit, power: float, *, alternative: str, method: str, label: str | N
     if power >= POWER_REQUIRED or not decide:
         return text + "."
     return f"{text}: {decide}."
+
+
+Z_ONE_SIDED_95 = NormalDist().inv_cdf(0.95)  # 1.6449: the one-sided 95% quantile
+
+
+def simulated(
+    audit,
+    powers: dict[str, float],
+    reps: int,
+    *,
+    alternative: str,
+    method: str,
+    label: str | None = None,
+    decide: str = "",
+) -> str:
+    """Record the weakest of ``powers`` (each a rejection rate over ``reps`` simulated draws) at its lower one-sided
+    95% bound, power - 1.645 SE: a power indistinguishable from 0.8 by the simulation is not counted as 0.8.
+
+    ``method`` describes the simulation; the powers, their Monte Carlo error and the bound are appended to it.
+    """
+    weak = min(powers, key=lambda k: powers[k])
+    se = math.sqrt(powers[weak] * (1 - powers[weak]) / reps)
+    return record(
+        audit,
+        max(powers[weak] - Z_ONE_SIDED_95 * se, 0.0),
+        alternative=alternative,
+        method=method
+        + "; ".join(f"{key}: {v:.4f}" for key, v in powers.items())
+        + f" (+-{se:.4f}); recorded: the lower one-sided 95% bound",
+        label=label,
+        decide=decide,
+    )
 
 
 def literal_all(audit, *, alternative: str, n: int, rate: float, label: str | None = None) -> str:
