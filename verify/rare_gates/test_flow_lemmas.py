@@ -406,6 +406,9 @@ def test_log_delta_rate(audit):
     )
     assert np.all(np.isfinite(sup_all_a)) and sup_tail_a.max() <= 1.0
     assert alt_a.size > 0 and np.median(alt_a) > 1.0  # the bound 1 can fail against a sqrt(bracket) remainder
+    # the fitted alternatives in the decorator quote these numbers as text: they must still describe this computation
+    quoted = (round(float(sup_all_a.max()), 3), round(max(sup_fixed), 3), round(float(np.median(alt_a)), 2))
+    assert quoted == (0.064, 0.022, 1.43) and round(float(np.mean(alt_a > 1.0)), 2) == 0.72, quoted
 
 
 @cache
