@@ -33,14 +33,14 @@ SETTINGS = [  # (b, delta0) of Table 2, in its row order
     (16, sp.Rational(1, 10**4)),
     (64, sp.Rational(1, 10**4)),
 ]
-TABLE2_FRACTIONS = {  # recovered fractions at t <= 60, 200, 450 as printed
-    (16, "1e-5"): ("0.070", "0.078", "0.078"),
-    (64, "1e-5"): ("0.227", "0.250", "0.250"),
-    (1, "1e-3"): ("0.305", "0.336", "0.336"),
-    (16, "1e-4"): ("0.578", "0.633", "0.633"),
-    (64, "1e-4"): ("0.969", "0.984", "0.984"),
-}
-GD_HIT = {sp.Rational(1, 10**5): "22.1", sp.Rational(1, 10**4): "18.2", sp.Rational(1, 10**3): "14.3"}
+# the paper's Table 2 fractions at t <= 60, 200, 450 per setting, and its GD hitting times by delta0, read from the
+# registry (RG-sim.T2.fractions and RG-19.gdspacing quote them; the settings in the order of those statements)
+_T2_KEYS = [(16, "1e-5"), (64, "1e-5"), (1, "1e-3"), (16, "1e-4"), (64, "1e-4")]
+_T2 = paper_numbers("RG-sim.T2.fractions")
+TABLE2_FRACTIONS = {key: tuple(_T2[3 * i : 3 * i + 3]) for i, key in enumerate(_T2_KEYS)}
+_GD_DELTA0 = (sp.Rational(1, 10**5), sp.Rational(1, 10**4), sp.Rational(1, 10**3))
+GD_HIT = dict(zip(_GD_DELTA0, paper_numbers("RG-19.gdspacing"), strict=True))
+
 Z95 = 1.959963984540054  # two-sided 95% normal quantile (the paper's Wilson intervals)
 
 
