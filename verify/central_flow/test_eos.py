@@ -286,8 +286,12 @@ def _track(audit, results, model: str) -> None:
         f"is {min(sep):.2f}-{max(sep):.2f} tolerances: more than 2 in {round(q * n)} of {n} draws."
     )
     # numerical: the recorded errors and the separation come from the same float64 trajectories (rtol 1e-10 or finer),
-    # so the triangle inequality must hold up to that integration error, 1e-6 of a tolerance being far above it
-    assert all(lo_ - 1e-6 <= x <= hi_ + 1e-6 for x, (lo_, hi_) in zip(sep, bounds, strict=True))
+    # so the triangle inequality must hold up to that integration error, 1e-6 of a tolerance being far above it. Only
+    # where the central flow ran the whole window: after a stop (track_stop) gradient flow's errors cover samples the
+    # separation does not, so the lower bound need not hold there
+    whole = [r["track_stop"] is None for r in runs]
+    assert all(lo_ - 1e-6 <= x <= hi_ + 1e-6 for x, (lo_, hi_), w in zip(sep, bounds, whole, strict=True) if w)
+    assert any(whole)  # the consistency check is not empty
     assert k == n
     assert max(sharp) < 1  # the tolerance is not inflated past the oscillation it averages out
 
