@@ -1,10 +1,16 @@
-"""Calling a command-line ``main(argv)`` in-process from a test, as the CLI tests of every paper do."""
+"""Calling a command-line ``main(argv)`` in-process, or its module in a subprocess, from a test, as the CLI tests of
+every paper do."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def call(main: Callable[[Sequence[str]], int], capsys: Any, *argv: str) -> tuple[int, str, str]:
@@ -26,3 +32,10 @@ def call_json(main: Callable[[Sequence[str]], int], capsys: Any, *argv: str) -> 
         raise AssertionError(f"{name} in the JSON output")
 
     return json.loads(out, parse_constant=no_constant)
+
+
+def module(name: str, *argv: str) -> subprocess.Popen:
+    """Start ``python -m name argv`` from the repository root, with stdout and stderr as text pipes."""
+    return subprocess.Popen(
+        [sys.executable, "-m", name, *argv], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )

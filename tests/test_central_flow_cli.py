@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,7 +17,6 @@ from numerics.central_flow import spectra as SPEC
 from numerics.central_flow.cli import main
 from tests import cli_calls as CLI
 
-ROOT = Path(__file__).resolve().parents[1]
 STEPS = 8
 SETTINGS = ("eos", "reconstructed")
 FIRST = {  # the default draws: eos_track's first draw; the reconstructed audit's first used draws
@@ -358,21 +354,12 @@ def test_help(capsys):
         assert word in out
 
 
-def _module(*argv):
-    return subprocess.Popen(
-        [sys.executable, "-m", "numerics.central_flow", *argv],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
 def test_runs_as_module_and_a_closed_pipe_ends_quietly():
-    proc = _module("--model", "scalar", "--steps", "3", "--format", "json")
+    proc = CLI.module("numerics.central_flow", "--model", "scalar", "--steps", "3", "--format", "json")
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0 and err == "" and len(json.loads(out)["gd"]["sharpness"]) == 4
-    proc = _module("--model", "scalar", "--steps", "3")  # the reader has gone before the first line is written
+    # the reader has gone before the first line is written
+    proc = CLI.module("numerics.central_flow", "--model", "scalar", "--steps", "3")
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()
     err = proc.stderr.read()

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,7 +12,6 @@ from numerics.multipath import cli, ensembles, gd
 from numerics.multipath.cli import main
 from tests import cli_calls as CLI
 
-ROOT = Path(__file__).resolve().parents[1]
 SMALL = ["--depths", "3", "3", "--sigma", "1", "0.5", "--alphas", "1e-2", "0.9e-2", "--steps", "3000"]
 S1 = 3.0  # 3 * 1^(4/3)
 
@@ -209,22 +205,11 @@ def test_help(capsys):
         assert word in out
 
 
-def _module(*argv, **kw):
-    return subprocess.Popen(
-        [sys.executable, "-m", "numerics.multipath", *argv],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        **kw,
-    )
-
-
 def test_runs_as_module_and_a_closed_pipe_ends_quietly():
     # the three processes start together (their start-up, mostly imports, overlaps on the cores)
-    ok = _module("svs", *SMALL, "--eta-s1", "1.5", "--format", "json")
-    piped = _module("svs", *SMALL, "--eta", "1e-9")
-    bad = _module("svs", "--eta", "-1")
+    ok = CLI.module("numerics.multipath", "svs", *SMALL, "--eta-s1", "1.5", "--format", "json")
+    piped = CLI.module("numerics.multipath", "svs", *SMALL, "--eta", "1e-9")
+    bad = CLI.module("numerics.multipath", "svs", "--eta", "-1")
     assert piped.stdout is not None and piped.stderr is not None
     piped.stdout.close()  # the reader has gone before the first line is written
     out, err = ok.communicate(timeout=120)

@@ -104,20 +104,13 @@ def test_defaults_are_fast():
 
 
 # ------------------------------------------------------------------ errors
+REFUSED = {"--L": ["1", "0", "2.5", "abc"], "--L-max": ["1"], "--digits": ["0", "-3", "1.5"], "--format": ["xml"]}
+
+
 @pytest.mark.parametrize(
     "argv, name",
-    [
-        (["--L", "1"], "--L"),
-        (["--L", "0"], "--L"),
-        (["--L", "2.5"], "--L"),
-        (["--L", "abc"], "--L"),
-        (["--L-max", "1"], "--L-max"),
-        (["--digits", "0"], "--digits"),
-        (["--digits", "-3"], "--digits"),
-        (["--digits", "1.5"], "--digits"),
-        (["--format", "xml"], "--format"),
-        (["--L", "2", "--L-max", "5"], "--L-max"),
-    ],
+    [([name, value], name) for name, values in REFUSED.items() for value in values]
+    + [(["--L", "2", "--L-max", "5"], "--L-max")],  # exclusive: --L-max is not allowed with --L
 )
 def test_bad_input_exits_2_naming_the_argument(argv, name, capsys):
     code, out, err = run_main(argv, capsys)

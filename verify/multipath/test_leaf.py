@@ -103,20 +103,33 @@ def test_gf_conserves_leaf(audit):
     assert min(gd_change.values()) > 1e-6  # a finite step does not conserve z
 
 
+def _expansion_errors(L: int, H: int, scales: tuple[str, ...], error) -> dict:
+    """eps -> ``error(a_star, eps)`` at 50 digits for each eps of ``scales`` (decimal strings, tenfold apart): the
+    relative error of an expansion about the depth-balanced zero-loss point, every layer at a_* = (1/H)^(1/L)
+    (sigma_* = 1)."""
+    with mpmath.workdps(50):
+        a_star = (mpmath.mpf(1) / H) ** (mpmath.mpf(1) / L)
+        return {e: error(a_star, mpmath.mpf(e)) for e in scales}
+
+
+def _falls_fivefold(errs) -> bool:
+    """Each error at least 5 times below the one at the tenfold larger eps (O(eps) or faster), the last below 1e-3."""
+    return all(b < a / 5 for a, b in zip(errs, errs[1:])) and errs[-1] < 1e-3
+
+
 @claim("MP-E.57")
 def test_variance_equivalence(audit):
     sym = {Hn: dl.variance_equivalence(Hn) for Hn in (2, 3)}
-    errs = {}
-    with mpmath.workdps(50):
-        L, H = 5, 3
-        a_star = (mpmath.mpf(1) / H) ** (mpmath.mpf(1) / L)
-        w = [mpmath.mpf(1), mpmath.mpf("-0.3"), mpmath.mpf("-0.7")]
-        for e in ("1e-3", "1e-4", "1e-5"):
-            a = [a_star * (1 + mpmath.mpf(e) * wi) for wi in w]
-            q = [x ** (2 - L) for x in a]
-            V = mpmath.fsum((x - mpmath.fsum(q) / H) ** 2 for x in q)
-            G = mpmath.fsum((x - mpmath.fsum(a) / H) ** 2 for x in a)
-            errs[e] = abs(V / ((L - 2) ** 2 * a_star ** (2 - 2 * L) * G) - 1)
+    L, H = 5, 3
+
+    def error(a_star, eps):  # at a_h = a_*(1 + eps w_h)
+        a = [a_star * (1 + eps * wi) for wi in (mpmath.mpf(1), mpmath.mpf("-0.3"), mpmath.mpf("-0.7"))]
+        q = [x ** (2 - L) for x in a]
+        V = mpmath.fsum((x - mpmath.fsum(q) / H) ** 2 for x in q)
+        G = mpmath.fsum((x - mpmath.fsum(a) / H) ** 2 for x in a)
+        return abs(V / ((L - 2) ** 2 * a_star ** (2 - 2 * L) * G) - 1)
+
+    errs = _expansion_errors(L, H, ("1e-3", "1e-4", "1e-5"), error)
     audit.ours(
         {Hn: (v["eps1"], v["coefficient_residual"]) for Hn, v in sym.items()}, label="(eps^1 term, eps^2 residual), H"
     )
@@ -129,7 +142,7 @@ def test_variance_equivalence(audit):
         "tenfold eps (O(G^{1/2}) relative, as stated)."
     )
     assert all(v["eps1"] == 0 and v["coefficient_residual"] == 0 for v in sym.values())
-    assert errs["1e-4"] < errs["1e-3"] / 5 and errs["1e-5"] < errs["1e-4"] / 5 and errs["1e-5"] < 1e-3
+    assert _falls_fivefold(list(errs.values()))
 
 
 @claim(
@@ -154,7 +167,7 @@ def test_leaf_sharpness_expansion(audit):
                 errs.append(abs((lam - lam_min) / mpmath.fsum(v**2 for v in z) / coef - 1))
             rows[(L, H)] = [mpmath.nstr(e, 3) for e in errs]
             folds[(L, H)] = [mpmath.nstr(errs[0] / errs[1], 3), mpmath.nstr(errs[1] / errs[2], 3)]
-            assert errs[2] < errs[1] / 5 and errs[1] < errs[0] / 5 and errs[2] < mpmath.mpf("1e-3")
+            assert _falls_fivefold(errs)
     audit.ours(
         {Hn: [v[k] for k in ("mu1", "lambda0_residual", "eps1", "coefficient_residual")] for Hn, v in sym.items()},
         label="SymPy residuals, H",
@@ -179,18 +192,17 @@ def test_leaf_sharpness_expansion(audit):
 @claim("MP-E.60")
 def test_zero_loss_expansion(audit):
     sym = {Hn: dl.zero_loss_expansion(Hn) for Hn in (2, 3)}
-    errs = {}
-    with mpmath.workdps(50):
-        L, H = 4, 3
-        a_star = (mpmath.mpf(1) / H) ** (mpmath.mpf(1) / L)
+    L, H = 4, 3
+
+    def error(a_star, eps):  # at a_h = abar + eps d_h on the zero-loss set
         C = L * (L - 1) * (L - 2) * a_star ** (2 * L - 4)
         lam_min = L * H * a_star ** (2 * L - 2)
-        d = [mpmath.mpf("0.6"), mpmath.mpf("0.1"), mpmath.mpf("-0.7")]
-        for e in ("1e-2", "1e-3", "1e-4"):
-            dd = [mpmath.mpf(e) * v for v in d]
-            abar = mpmath.findroot(lambda x, dd=dd: mpmath.fsum((x + v) ** L for v in dd) - 1, a_star)
-            lam = L * mpmath.fsum((abar + v) ** (2 * L - 2) for v in dd)
-            errs[e] = abs((lam - lam_min) / (C * mpmath.fsum(v**2 for v in dd)) - 1)
+        dd = [eps * v for v in (mpmath.mpf("0.6"), mpmath.mpf("0.1"), mpmath.mpf("-0.7"))]
+        abar = mpmath.findroot(lambda x: mpmath.fsum((x + v) ** L for v in dd) - 1, a_star)
+        lam = L * mpmath.fsum((abar + v) ** (2 * L - 2) for v in dd)
+        return abs((lam - lam_min) / (C * mpmath.fsum(v**2 for v in dd)) - 1)
+
+    errs = _expansion_errors(L, H, ("1e-2", "1e-3", "1e-4"), error)
     audit.ours({Hn: (v["eps1"], v["C_residual"]) for Hn, v in sym.items()}, label="(eps^1 term, C_lambda residual), H")
     audit.ours(
         {k: mpmath.nstr(v, 4) for k, v in errs.items()}, label="|(lambda - lambda_min)/(C_lambda G) - 1|, L = 4, H = 3"
@@ -203,7 +215,7 @@ def test_zero_loss_expansion(audit):
         f"{mpmath.nstr(errs['1e-3'] / errs['1e-4'], 3)}-fold per tenfold eps)."
     )
     assert all(v["eps1"] == 0 and v["C_residual"] == 0 for v in sym.values())
-    assert errs["1e-4"] < errs["1e-3"] / 5 < errs["1e-2"] / 25 and errs["1e-4"] < 1e-3
+    assert _falls_fivefold(list(errs.values()))
 
 
 # ------------------------------------------------------------------ one-step maps (E.4)

@@ -674,18 +674,23 @@ def test_eq84_r_power_paper(certified):
     paper_claim(abs(dev[10**12]) < mpmath.mpf("0.1"), f"L log r - 1/(2t) = {mpmath.nstr(dev[10**12], 6)} at L = 10^12")
 
 
-@claim("MP-F.85", reading=THETA_READING)
-def test_eq85(audit, certified):
-    ratio = {}
+def _theta_ratio(audit, certified, ratio_at, label: str) -> dict:
+    """L -> ``ratio_at(L, certified[L])`` at 40 digits for L = 10, 20, ..., 1000 and the sparse depths to 10^12: the
+    ratio whose boundedness a Theta statement asserts. Records its values at the sparse depths (under ``label``) and
+    its range."""
     with mpmath.workdps(40):
-        for L in [*range(10, 1001, 10), *SPARSE]:
-            t = _t_mid(certified[L])
-            ratio[L] = mpmath.exp(1 / t) / (L * t)
-    tail = [ratio[L] for L in SPARSE]
-    audit.ours({L: mpmath.nstr(ratio[L], 6) for L in SPARSE}, label="exp(1/t)/(L t)")
+        ratio = {L: ratio_at(L, certified[L]) for L in [*range(10, 1001, 10), *SPARSE]}
+    audit.ours({L: mpmath.nstr(ratio[L], 6) for L in SPARSE}, label=label)
     audit.ours(
         f"range over L = 10..10^12: [{mpmath.nstr(min(ratio.values()), 5)}, {mpmath.nstr(max(ratio.values()), 5)}]"
     )
+    return ratio
+
+
+@claim("MP-F.85", reading=THETA_READING)
+def test_eq85(audit, certified):
+    ratio = _theta_ratio(audit, certified, lambda L, c: mpmath.exp(1 / _t_mid(c)) / (L * _t_mid(c)), "exp(1/t)/(L t)")
+    tail = [ratio[L] for L in SPARSE]
     audit.evidence(
         f"From certified roots: exp(1/t)/(Lt) lies in [{mpmath.nstr(min(ratio.values()), 3)}, "
         f"{mpmath.nstr(max(ratio.values()), 3)}] over L = 10..10^12 and in [{mpmath.nstr(min(tail), 3)}, "
@@ -699,15 +704,7 @@ def test_eq85(audit, certified):
 
 @claim("MP-F.86", reading=THETA_READING)
 def test_eq86(audit, certified):
-    ratio = {}
-    with mpmath.workdps(40):
-        for L in [*range(10, 1001, 10), *SPARSE]:
-            g = _mid(certified[L])
-            ratio[L] = mpmath.exp(g / 2) * g / L
-    audit.ours({L: mpmath.nstr(ratio[L], 6) for L in SPARSE}, label="exp(gamma/2) gamma / L")
-    audit.ours(
-        f"range over L = 10..10^12: [{mpmath.nstr(min(ratio.values()), 5)}, {mpmath.nstr(max(ratio.values()), 5)}]"
-    )
+    ratio = _theta_ratio(audit, certified, lambda L, c: mpmath.exp(_mid(c) / 2) * _mid(c) / L, "exp(gamma/2) gamma / L")
     audit.evidence(
         f"From certified gamma: exp(gamma/2)/(L/gamma) lies in [{mpmath.nstr(min(ratio.values()), 3)}, "
         f"{mpmath.nstr(max(ratio.values()), 3)}] over L = 10..10^12; our leading order gamma = 2W(2eL) - 2 gives the "
