@@ -50,16 +50,15 @@ def _experiment(
     *,
     cells=None,
     compute=RS.compute,
-    fields=("recovery", "first", "disagreements", "final_angle"),
 ) -> Experiment:
-    """A test experiment over ``cells`` (default: the three of :func:`_cells`) assembling ``fields`` by setting."""
+    """A test experiment over ``cells`` (default: the three of :func:`_cells`) assembled by setting."""
     return Experiment(
         name=name,
         summary="three cells" if cells is None else "",
         sizes=lambda profile, overrides: None,
         cells=lambda _z: _cells(bad) if cells is None else cells,
         compute=compute,
-        assemble=RS._by_setting(fields),
+        assemble=RS._by_setting,
         code_modules=modules,
     )
 
@@ -151,7 +150,7 @@ def test_local_cluster_with_two_workers_is_bit_identical_to_serial(tmp_path, dir
 def test_cells_are_spread_over_the_local_workers(tmp_path, dask_local):
     from numerics.sweep.store import read_cell
 
-    exp = _experiment("test.spread", cells=_single_streams(8), fields=("recovery",))
+    exp = _experiment("test.spread", cells=_single_streams(8))
     store = ResultStore(tmp_path)
     run_sweep(exp, store=store, executor=dask_ready(dask_local), progress=False)
     pids = {read_cell(p)[1]["worker"]["pid"] for p in store.files("test.spread")}
@@ -274,7 +273,7 @@ def test_a_lost_worker_fails_only_its_cell(tmp_path, dask_local, monkeypatch):
     # the dying worker (3 cells, 2 workers) has finished first; a cell queued behind the fatal
     # one would be lost with the worker
     cells[2] = dict(cells[2], die=True)
-    exp = _experiment("test.lost", cells=cells, compute=compute_or_die, fields=("recovery",))
+    exp = _experiment("test.lost", cells=cells, compute=compute_or_die)
     ex = dask_ready(dask_local)
     # distributed.scheduler.allowed-failures = 0 for this test: the first lost worker fails the cell
     monkeypatch.setattr(ex.cluster.scheduler, "allowed_failures", 0)

@@ -60,18 +60,17 @@ from numerics.perturb import check_perturbation, perturb_relative
 from numerics.rare_gates import dd_kernel as DD
 from numerics.rare_gates import sim_rng as R
 from numerics.rare_gates.simulate import (
+    LAM,
     THRESHOLD,
     SimResult,
     angles,
     balanced_checkpoint,
-    simulate_extended,
     simulate_gd,
     simulate_sgd,
 )
 from numerics.sweep.experiment import profile_sizes, replace_sizes
 from numerics.validation import integer
 
-LAM = 0.05  # weight decay of every Section 8 run except the Appendix 20 controls
 A_RATE = 2.0 / math.pi - LAM  # linear escape rate A = q - lambda at the balanced target clone (Section 4)
 Z95 = S.Z95  # two-sided 95% normal quantile, 1.959963984540054
 TABLE2_SETTINGS = ((16, 1e-5), (64, 1e-5), (1, 1e-3), (16, 1e-4), (64, 1e-4))  # (b, delta0), Table 2 row order
@@ -98,26 +97,27 @@ SEEDS = {
 
 @dataclass(frozen=True)
 class Sizes:
-    """Sizes of one audit profile (see :data:`PROFILES`)."""
+    """Sizes of one audit profile (see :data:`PROFILES`); the defaults are the quick profile's."""
 
-    table1_inits: int  # Gaussian initialisations of Table 1 / Figure 2 (paper: 64)
-    halving_inits: int  # inits of the step-halving check (paper: 8)
-    fig3a_streams: int  # streams per Figure 3(a) cell (paper: 64)
-    table2_streams: int  # streams per Table 2 setting (paper: 128)
-    floor_horizon: float  # horizon of the float64 angle-floor traces
-    extended_per_setting: int | None  # 80-bit streams per setting (None: all of them)
-    extended_horizon: float  # 80-bit horizon (paper: 1000)
-    appendix20_streams: int  # streams per Appendix 20 setting (our reading: 128)
-    appendix20_horizon: float  # paper: H = 1000
-    joint_inits: int  # inits of the joint (T, eta) sweep (paper: 64; 0 = not run)
-    cor5_streams: int  # streams per arm of the Corollary 5 design
-    floor80_streams: int  # quiet Table 2 streams replayed in double-double to t = 700 (the Appendix 19 floor)
+    table1_inits: int = 96  # Gaussian initialisations of Table 1 / Figure 2 (paper: 64)
+    halving_inits: int = 8  # inits of the step-halving check (paper: 8)
+    fig3a_streams: int = 64  # streams per Figure 3(a) cell (paper: 64)
+    table2_streams: int = 128  # streams per Table 2 setting (paper: 128)
+    floor_horizon: float = 650.0  # horizon of the float64 angle-floor traces
+    extended_per_setting: int | None = 3  # 80-bit streams per setting (None: all of them)
+    extended_horizon: float = 200.0  # 80-bit horizon (paper: 1000)
+    appendix20_streams: int = 128  # streams per Appendix 20 setting (our reading: 128)
+    appendix20_horizon: float = 1000.0  # paper: H = 1000
+    joint_inits: int = 0  # inits of the joint (T, eta) sweep (paper: 64; 0 = not run)
+    cor5_streams: int = 320  # streams per arm of the Corollary 5 design
+    floor80_streams: int = 6  # quiet Table 2 streams replayed in double-double to t = 700 (the Appendix 19 floor)
     # not-near-opposite initialisations (initial angle <= 2.5) of the Theorem 1 warm-decay runs; the near-opposite
     # draws among the same ids run too (sweeps._warm_ids)
-    warm_inits: int
-    warm_streams: int  # target streams per (initialisation, source time) of the warm-decay runs
-    fresh_inits: int  # initialisations per step size of the fresh-success runs (Theorem 1 (b))
-    repeat_streams: int  # streams per seed of the large sample of REPEAT_DISCORDANT (risk every 10 updates, H = 200)
+    warm_inits: int = 6
+    warm_streams: int = 512  # target streams per (initialisation, source time) of the warm-decay runs
+    fresh_inits: int = 256  # initialisations per step size of the fresh-success runs (Theorem 1 (b))
+    # streams per seed of the large sample of REPEAT_DISCORDANT (risk every 10 updates, H = 200)
+    repeat_streams: int = 2048
     perturb: float = 0.0  # every start moved by this much relative (robustness reruns; ``pytest verify --perturb``)
     # extra Table 2 streams per setting (ids from table2_streams on, to t = 450) for RG-sim.T2.saturation's count of
     # recoveries after t = 112.1 (0 = none: the check then rests on Table 2's own streams)
@@ -141,50 +141,27 @@ class Sizes:
 
 
 PROFILES = {
-    # quick: every claim at paper scale or above where that is cheap: Figure 3(a) and Table 2 at the paper's sizes,
-    # Appendix 20 at 128 streams, its noise settings at 160 (the comparison with the paper's 128 decides from 152;
-    # the b = 8 reruns at 128), larger samples of the two ours-vs-ours comparisons that decide (agree_streams,
-    # same_streams); Table 1 at 96 inits, three full cells of 32 (the lock-step
+    # quick (the defaults of Sizes): every claim at paper scale or above where that is cheap: Figure 3(a) and Table 2
+    # at the paper's sizes, Appendix 20 at 128 streams, its noise settings at 160 (the comparison with the paper's 128
+    # decides from 152; the b = 8 reruns at 128), larger samples of the two ours-vs-ours comparisons that decide
+    # (agree_streams, same_streams); Table 1 at 96 inits, three full cells of 32 (the lock-step
     # pools make 72 cost as much; the paper's 64 give the source-pair check power 0.77 against its
     # alternative) and 320 streams per Corollary 5 arm
     # (the equal-N b comparison needs about 296); a few selected streams for the slow 80-bit
     # replay, and no joint (T, eta) sweep; Corollary 3 at T = 100, 125, 150 (b = 1) and at b = 4, T = 150 with 128
     # streams per (draw, b, T, eta) (slope power against -1/2 still ~1; the b = 4 cells add ~2 CPU-s). Powers:
     # verify/rare_gates/power.py and the report.
-    "quick": Sizes(
-        table1_inits=96,
-        halving_inits=8,
-        fig3a_streams=64,
-        table2_streams=128,
-        floor_horizon=650.0,
-        extended_per_setting=3,
-        extended_horizon=200.0,
-        appendix20_streams=128,
-        appendix20_horizon=1000.0,
-        joint_inits=0,
-        cor5_streams=320,
-        floor80_streams=6,
-        warm_inits=6,
-        warm_streams=512,
-        fresh_inits=256,
-        repeat_streams=2048,
-        cor3_times=3,
-        cor3_streams=128,
-        cor3_batches=1,
-    ),
+    "quick": Sizes(),
     # full: 32x the paper's inits for Table 1 (2048 D0 draws), 4x for the joint sweep, every 80-bit run to t = 1000,
     # and 6x the paper's streams per Figure 3(a) cell (the batch cells' comparison with the paper's 64
-    # reaches power 0.8 against its alternative near 371 streams; 0.84 at 384).
+    # reaches power 0.8 against its alternative near 371 streams; 0.84 at 384); the sizes it does not name are the
+    # quick profile's.
     "full": Sizes(
         table1_inits=2048,
-        halving_inits=8,
         fig3a_streams=384,
-        table2_streams=128,
         floor_horizon=700.0,
         extended_per_setting=None,
         extended_horizon=1000.0,
-        appendix20_streams=128,
-        appendix20_horizon=1000.0,
         joint_inits=256,
         cor5_streams=512,
         floor80_streams=32,
@@ -273,16 +250,25 @@ def moved_rows(theta: np.ndarray, perturb: float, tag: str, seed: int, ids: Iter
     return np.stack([perturb_relative(row, perturb, tag, seed, int(i)) for row, i in zip(theta, ids)])
 
 
+def start_rows(delta0: float, perturb: float, seed: int, ids: Sequence[int] | np.ndarray) -> np.ndarray:
+    """The balanced checkpoint of ``delta0`` for each stream of ``ids``, moved by ``perturb`` relative.
+
+    Keyed by (seed, stream id), so stream ``i`` starts from the same point whichever cell runs it.
+
+    >>> bool(np.array_equal(start_rows(1e-3, 1e-9, 5, [7, 8])[1], start_rows(1e-3, 1e-9, 5, [8])[0]))
+    True
+    """
+    return moved_rows(np.tile(balanced_checkpoint(delta0), (len(ids), 1)), perturb, "start", seed, ids)
+
+
 def start(delta0: float, perturb: float, seed: int, first_stream: int, streams: int) -> dict:
     """The start of a constructed-checkpoint run as simulate keywords: ``delta0`` itself, or moved rows.
 
-    With ``perturb > 0``, stream ``i`` starts from the balanced checkpoint moved by
-    ``perturb`` relative, keyed by (seed, i), the same whichever cell runs it.
+    With ``perturb > 0``, streams ``first_stream ...`` start from :func:`start_rows`.
     """
     if not check_perturbation(perturb):
         return {"delta0": delta0}
-    ids = range(first_stream, first_stream + streams)
-    return {"theta0": moved_rows(np.tile(balanced_checkpoint(delta0), (streams, 1)), perturb, "start", seed, ids)}
+    return {"theta0": start_rows(delta0, perturb, seed, range(first_stream, first_stream + streams))}
 
 
 def constructed_sgd(
@@ -291,7 +277,9 @@ def constructed_sgd(
     """Online SGD of streams ``first_stream ..`` from the constructed checkpoint of ``delta0`` (:func:`start`).
 
     The streams, their seed and first id are those of the start; ``kwargs`` go to
-    :func:`~numerics.rare_gates.simulate.simulate_sgd` (b, eta, horizon, lam, check_every, ...).
+    :func:`~numerics.rare_gates.simulate.simulate_sgd` (b, eta, horizon, lam, check_every, ...);
+    ``arithmetic="double-double"`` replays the streams as
+    :func:`~numerics.rare_gates.simulate.simulate_extended` does.
     """
     start_kw = start(delta0, perturb, seed, first_stream, streams)
     return simulate_sgd(**start_kw, streams=streams, seed=seed, first_stream=first_stream, **kwargs)
@@ -303,6 +291,21 @@ _RECORD_FIELDS = {
     "first": "first_disagreement_time",
     "disagreements": "disagreements",
     "final_angle": "final_angle",
+}
+
+# The per-stream keys of each experiment's records (arrays whose first axis runs over the streams or draws of
+# the call): the results of calls on consecutive ranges join along these (numerics.rare_gates.sweeps); every other
+# key of a record is the same in each range. sample_size_design's 'samples' arms hold 'first' only.
+PER_STREAM = {
+    "long_horizons": ("recovery", "first", "disagreements", "final_angle"),
+    "angle_paths": ("trace_angle", "recovery", "first"),
+    "extended_rerun": ("ids", "f64_recovery", "f64_first", "ext_recovery", "ext_first"),
+    "gamma_grid": ("recovery", "first", "disagreements"),
+    "repeated_settings": ("recovery",),
+    "weight_decay_controls": ("recovery", "first"),
+    "parameter_noise": ("recovery", "final_angle"),
+    "sample_size_design": ("recovery", "first"),
+    "fresh_success": ("init_angle", "recovery"),
 }
 
 
@@ -356,13 +359,12 @@ def d0_initialisations(n: int, seed: int = SEEDS["d0"], block: int = 512, first:
     >>> bool(np.array_equal(d0_initialisations(2, seed=1, first=1), d0_initialisations(3, seed=1)[1:]))
     True
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n (initialisations) must be an integer >= 1; got {n!r}")
+    n = integer(n, "n (initialisations)", 1)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2**64:
         raise ValueError(f"seed must be an integer in [0, 2**64); got {seed!r}")
-    first = _first(first, "first")
-    out = np.empty((int(n), 6))
-    for j, i in enumerate(range(first, first + int(n))):
+    first = integer(first, "first", 0)
+    out = np.empty((n, 6))
+    for j, i in enumerate(range(first, first + n)):
         rng = np.random.Generator(np.random.Philox(key=np.array([int(seed), i], dtype=np.uint64)))
         while True:
             x = rng.standard_normal((block, 6))
@@ -376,11 +378,14 @@ def d0_initialisations(n: int, seed: int = SEEDS["d0"], block: int = 512, first:
 # --- source trajectories ----------------------------------------------------------------------------
 
 
-def _first(value, name: str) -> int:
-    """A validated first index (of a stream or an initialisation) of a sub-range of an experiment."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"{name} must be an integer >= 0; got {value!r}")
-    return int(value)
+def start_draws(n_inits: int, init_seed: int, first_init: int, perturb: float) -> np.ndarray:
+    """The starts of a run from D0 draws ``first_init ...`` (:func:`d0_initialisations`), moved by ``perturb``.
+
+    Each draw is moved keyed by its id (:func:`moved_rows`), so any split of the draws into
+    cells starts each draw from the same point.
+    """
+    init = d0_initialisations(integer(n_inits, "n_inits", 1), init_seed, first=first_init)
+    return moved_rows(init, perturb, "init", init_seed, range(first_init, first_init + init.shape[0]))
 
 
 def _checkpoint_times(times) -> list[float]:
@@ -430,19 +435,12 @@ def sgd_source_chain(
     return np.stack(out)
 
 
-def _target_sgd(ckpt, *, b, eta, horizon, lam, seed, check_every, first_stream=0):
-    res = simulate_sgd(
-        ckpt,
-        b=b,
-        eta=eta,
-        horizon=horizon,
-        lam=lam,
-        streams=ckpt.shape[0],
-        seed=seed,
-        check_every=check_every,
-        first_stream=first_stream,
-    )
-    return res.recovery_time, res.first_disagreement_time, res.disagreements
+def _target_sgd(theta: np.ndarray, *, seed: int, first_stream: int = 0, **run: Any) -> SimResult:
+    """Online SGD of one stream per row of ``theta``: streams ``first_stream ...`` of ``seed``.
+
+    ``run`` goes to :func:`~numerics.rare_gates.simulate.simulate_sgd` (b, eta, horizon, lam, check_every).
+    """
+    return simulate_sgd(theta, streams=theta.shape[0], seed=seed, first_stream=first_stream, **run)
 
 
 # --- Table 1 and Figure 2 ---------------------------------------------------------------------------
@@ -473,9 +471,8 @@ def identical_checkpoints(
     any split of the initialisations gives the same numbers.
     """
     ts = _checkpoint_times(times)
-    first_init = _first(first_init, "first_init")
-    init = d0_initialisations(n_inits, init_seed, first=first_init)
-    init = moved_rows(init, perturb, "init", init_seed, range(first_init, first_init + init.shape[0]))
+    first_init = integer(first_init, "first_init", 0)
+    init = start_draws(n_inits, init_seed, first_init, perturb)
     n, nT = init.shape[0], len(ts)
     sgd_ck = sgd_source_chain(init, ts, b=b, eta=eta, lam=lam, seed=seed, first_stream=first_init)
     gd_ck = np.empty_like(sgd_ck)
@@ -488,35 +485,17 @@ def identical_checkpoints(
         th = cast(np.ndarray, res.checkpoint) if dt > 0 else th  # None only for dt below one step, as before
         gd_ck[k] = th
         gd_rec_gdsrc[k] = res.recovery_time
-    out = {
-        "init": init,
-        "times": np.array(ts),
-        "config": dict(
-            n_inits=n,
-            b=b,
-            eta=eta,
-            horizon=horizon,
-            lam=lam,
-            check_every=check_every,
-            seed=seed,
-            init_seed=init_seed,
-            first_init=first_init,
-        ),
-    }
+    run = {"b": b, "eta": eta, "horizon": horizon, "lam": lam, "check_every": check_every}
+    config = dict(n_inits=n, **run, seed=seed, init_seed=init_seed, first_init=first_init)
+    out = {"init": init, "times": np.array(ts), "config": config}
+    # the target streams of time T, met by the checkpoints of both sources at T (paired samples)
+    target_seeds = [derive_seed(seed, "target", int(round(T * 1000))) for T in ts]
     for name, ck in (("sgd", sgd_ck), ("gd", gd_ck)):
         rec, first, dis = (np.empty((nT, n)), np.empty((nT, n)), np.empty((nT, n), dtype=np.int64))
         gd_rec = gd_rec_gdsrc if name == "gd" else np.empty((nT, n))
-        for k, T in enumerate(ts):
-            rec[k], first[k], dis[k] = _target_sgd(
-                ck[k],
-                b=b,
-                eta=eta,
-                horizon=horizon,
-                lam=lam,
-                seed=derive_seed(seed, "target", int(round(T * 1000))),
-                check_every=check_every,
-                first_stream=first_init,
-            )
+        for k in range(nT):
+            res = _target_sgd(ck[k], seed=target_seeds[k], first_stream=first_init, **run)
+            rec[k], first[k], dis[k] = res.recovery_time, res.first_disagreement_time, res.disagreements
             if name == "sgd":
                 gd_rec[k] = simulate_gd(ck[k], eta=eta, horizon=horizon, lam=lam, check_every=check_every).recovery_time
         out[name] = {
@@ -595,9 +574,7 @@ def gd_step_halving(
     Returns ``hit`` with shape (len(etas), n) (risk checked every ``check_every`` updates,
     so the time resolution is ``check_every * eta``) and the checkpoint angles.
     """
-    first_init = _first(first_init, "first_init")
-    init = d0_initialisations(n_inits, init_seed, first=first_init)
-    init = moved_rows(init, perturb, "init", init_seed, range(first_init, first_init + init.shape[0]))
+    init = start_draws(n_inits, init_seed, integer(first_init, "first_init", 0), perturb)
     hit, ang = [], []
     for eta in etas:
         res = simulate_gd(init, eta=eta, horizon=horizon, lam=lam, check_every=check_every, source_time=T)
@@ -632,7 +609,7 @@ def long_horizons(
     recovery; unrecovered ones run to ``horizon``.
     """
     out = []
-    fields = ("recovery", "first", "disagreements", "final_angle")
+    fields = PER_STREAM["long_horizons"]
     for b, d in settings:
         s = table2_seed(b, d, seed)
         run = {"b": b, "eta": eta, "horizon": horizon, "lam": lam, "check_every": check_every}
@@ -692,14 +669,12 @@ def _replay_each(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Double-double replays of the constructed-checkpoint streams ``ids`` (not contiguous), one at a time.
 
-    ``kwargs`` go to :func:`~numerics.rare_gates.simulate.simulate_extended` (b, eta, horizon,
-    lam, check_every). Returns the recovery times, first-disagreement times and final angles.
+    ``kwargs`` go to :func:`constructed_sgd` (b, eta, horizon, lam, check_every). Returns the
+    recovery times, first-disagreement times and final angles.
     """
     rec, first, angle = (np.full(ids.size, np.nan) for _ in range(3))
     for j, i in enumerate(ids):
-        ext = simulate_extended(
-            **start(delta0, perturb, seed, int(i), 1), streams=1, first_stream=int(i), seed=seed, **kwargs
-        )
+        ext = constructed_sgd(delta0, perturb, seed, int(i), 1, arithmetic="double-double", **kwargs)
         rec[j], first[j], angle[j] = ext.recovery_time[0], ext.first_disagreement_time[0], ext.final_angle[0]
     return rec, first, angle
 
@@ -724,7 +699,7 @@ def extended_rerun(
     float64 run plus one that did not (the comparison is informative only where events
     happen; selecting on the float64 outcome does not bias an equality check).
     """
-    first_stream = _first(first_stream, "first_stream")
+    first_stream = integer(first_stream, "first_stream", 0)
     if per_setting is not None and first_stream:
         raise ValueError(
             "first_stream: a selection of streams (per_setting) is made over streams 0 ... streams - 1; "
@@ -733,32 +708,17 @@ def extended_rerun(
     out = []
     for b, d in settings:
         s = table2_seed(b, d, seed)
-        f64 = constructed_sgd(
-            d, perturb, s, first_stream, streams, b=b, eta=eta, horizon=horizon, lam=lam, check_every=check_every
-        )
-        if per_setting is None:
+        run = {"b": b, "eta": eta, "horizon": horizon, "lam": lam, "check_every": check_every}
+        f64 = constructed_sgd(d, perturb, s, first_stream, streams, **run)
+        if per_setting is None:  # one vectorised replay of every stream
             ids = np.arange(streams)
-        else:
+            ext = constructed_sgd(d, perturb, s, first_stream, streams, arithmetic="double-double", **run)
+            rec, first = ext.recovery_time, ext.first_disagreement_time
+        else:  # a few streams, each replayed alone (stream ids are not contiguous)
             with_dis = np.flatnonzero(f64.disagreements > 0)[: max(per_setting - 1, 0)]
             without = np.flatnonzero(f64.disagreements == 0)[:1]
             ids = np.sort(np.concatenate([with_dis, without]))
-        if per_setting is None:  # one vectorised replay of every stream
-            ext = simulate_extended(
-                **start(d, perturb, s, first_stream, streams),
-                b=b,
-                eta=eta,
-                horizon=horizon,
-                lam=lam,
-                streams=streams,
-                seed=s,
-                check_every=check_every,
-                first_stream=first_stream,
-            )
-            rec, first = ext.recovery_time, ext.first_disagreement_time
-        else:  # a few streams, each replayed alone (stream ids are not contiguous)
-            rec, first, _ = _replay_each(
-                ids, d, perturb, s, b=b, eta=eta, horizon=horizon, lam=lam, check_every=check_every
-            )
+            rec, first, _ = _replay_each(ids, d, perturb, s, **run)
         out.append(
             {
                 "b": b,
@@ -801,15 +761,13 @@ def extended_floor(
     streams = integer(streams, "streams", 1)
     s = table2_seed(b, delta0, seed)
     pool = max(4 * streams, 32)  # quiet streams are ~90% of this setting's; a pool of 4x is ample
-    f64 = constructed_sgd(delta0, perturb, s, 0, pool, b=b, eta=eta, horizon=horizon, lam=lam, check_every=check_every)
+    run = {"b": b, "eta": eta, "horizon": horizon, "lam": lam, "check_every": check_every}
+    f64 = constructed_sgd(delta0, perturb, s, 0, pool, **run)
     quiet = np.flatnonzero(~np.isfinite(f64.recovery_time) & (f64.disagreements == 0))[:streams]
-    _, _, dd = _replay_each(quiet, delta0, perturb, s, b=b, eta=eta, horizon=horizon, lam=lam, check_every=check_every)
-    theta0 = np.tile(balanced_checkpoint(delta0), (quiet.size, 1))
-    if check_perturbation(perturb):
-        theta0 = moved_rows(theta0, perturb, "start", s, quiet)
+    _, _, dd = _replay_each(quiet, delta0, perturb, s, **run)
     rounded = {
         bits: DD.replay_rounded(
-            theta0,
+            start_rows(delta0, perturb, s, quiet),
             R.seed_states(s, quiet.astype(np.int64), R.PHASE_TARGET, 0),
             b=b,
             eta=eta,
@@ -856,7 +814,7 @@ def gamma_grid(
 ) -> list[dict]:
     """Figure 3(a): one dict per (delta0, b, eta) cell, the same streams (one seed, ids from ``first_stream``)."""
     out = []
-    fields = ("recovery", "first", "disagreements")
+    fields = PER_STREAM["gamma_grid"]
     for d in delta0s:
         for b in bs:
             for eta in etas:
@@ -912,7 +870,8 @@ def repeated_settings(
             "streams_of": streams_of,
             "check_every": check_every,
         }
-        out.append(_constructed_cell(head, ("recovery",), d, perturb, seed_of, first_stream, streams, **run))
+        fields = PER_STREAM["repeated_settings"]
+        out.append(_constructed_cell(head, fields, d, perturb, seed_of, first_stream, streams, **run))
     return out
 
 
@@ -1028,25 +987,16 @@ def warm_decay(
     P(tau_w <= H) at that T. Returns ``init_id, times, b, eta, angle`` (the checkpoints'
     angles) and ``recovery`` (len(times), streams).
     """
-    init = d0_initialisations(1, init_seed, first=integer(init_id, "init_id", 0))
-    init = moved_rows(init, perturb, "init", init_seed, [init_id])
+    init = start_draws(1, init_seed, integer(init_id, "init_id", 0), perturb)
     ts = [0.0, *(float(t) for t in times)]
     chain = sgd_source_chain(init, ts, b=b, eta=eta, lam=lam, seed=derive_seed(seed, "source"), first_stream=init_id)
     rec = np.empty((len(times), streams))
+    run = {"b": b, "eta": eta, "horizon": horizon, "lam": lam, "check_every": check_every}
     for k in range(len(times)):
         ck = np.tile(chain[k + 1], (streams, 1))
-        res = simulate_sgd(
-            ck,
-            b=b,
-            eta=eta,
-            horizon=horizon,
-            lam=lam,
-            streams=streams,
-            seed=derive_seed(seed, "target", init_id, k),
-            check_every=check_every,
-            first_stream=first_stream,
-        )
-        rec[k] = res.recovery_time
+        rec[k] = _target_sgd(
+            ck, seed=derive_seed(seed, "target", init_id, k), first_stream=first_stream, **run
+        ).recovery_time
     return {
         "init_id": init_id,
         "times": np.array(ts[1:]),
@@ -1075,20 +1025,10 @@ def fresh_success(
     Returns ``eta, b, horizon, init_angle`` and ``recovery`` (n_inits,); stream ``i`` of
     ``derive_seed(seed, 'fresh', eta)`` serves draw ``i``.
     """
-    first_init = _first(first_init, "first_init")
-    init = d0_initialisations(integer(n_inits, "n_inits", 1), init_seed, first=first_init)
-    init = moved_rows(init, perturb, "init", init_seed, range(first_init, first_init + init.shape[0]))
-    res = simulate_sgd(
-        init,
-        b=b,
-        eta=eta,
-        horizon=horizon,
-        lam=lam,
-        streams=init.shape[0],
-        seed=derive_seed(seed, "fresh", int(round(eta * 1e6))),
-        check_every=check_every,
-        first_stream=first_init,
-    )
+    first_init = integer(first_init, "first_init", 0)
+    init = start_draws(n_inits, init_seed, first_init, perturb)
+    run = {"b": b, "eta": eta, "horizon": horizon, "lam": lam, "check_every": check_every}
+    res = _target_sgd(init, seed=derive_seed(seed, "fresh", int(round(eta * 1e6))), first_stream=first_init, **run)
     return {"eta": eta, "b": b, "horizon": horizon, "init_angle": angles(init), "recovery": res.recovery_time}
 
 
@@ -1174,7 +1114,7 @@ def weight_decay_controls(
 ) -> list[dict]:
     """Appendix 20 weight-decay controls: target lambda varies, same checkpoint and streams; stop at recovery."""
     out = []
-    fields = ("recovery", "first")
+    fields = PER_STREAM["weight_decay_controls"]
     for lam in lams:
         run = {"b": b, "eta": eta, "horizon": horizon, "lam": lam, "check_every": check_every}
         head = {"lam": lam, "delta0": delta0, "b": b, "eta": eta, "gamma": gamma_of(delta0, b, eta), "horizon": horizon}
@@ -1202,7 +1142,7 @@ def parameter_noise(
     ``s = 0`` is run once (mode 'none'). ``final_angle`` is the angle at the horizon.
     """
     out = []
-    fields = ("recovery", "final_angle")
+    fields = PER_STREAM["parameter_noise"]
     run = {"b": b, "eta": eta, "horizon": horizon, "lam": lam, "check_every": check_every, "stop_at_recovery": False}
     for mode in modes:
         for s in scales:
@@ -1239,9 +1179,8 @@ def joint_sweep(
     Initialisation ``i`` (draws ``first_init ...``) uses stream ``i`` in every run.
     """
     ts = _checkpoint_times(times)
-    first_init = _first(first_init, "first_init")
-    init = d0_initialisations(n_inits, init_seed, first=first_init)
-    init = moved_rows(init, perturb, "init", init_seed, range(first_init, first_init + init.shape[0]))
+    first_init = integer(first_init, "first_init", 0)
+    init = start_draws(n_inits, init_seed, first_init, perturb)
     rec, ang = [], []
     for eta in etas:
         s = derive_seed(seed, "eta", int(round(eta * 1e6)))
@@ -1257,7 +1196,7 @@ def joint_sweep(
                     seed=derive_seed(s, "target", int(round(T * 1000))),
                     check_every=check_every,
                     first_stream=first_init,
-                )[0]
+                ).recovery_time
             )
             for k, T in enumerate(ts)
         ]

@@ -58,7 +58,7 @@ import numpy as np
 
 from numerics.cli_support import Parser, RunError, bad, check_cost, flag_error, int_arg, real_arg, run_main
 from numerics.rare_gates.model import Q
-from numerics.rare_gates.simulate import recovery_summary, simulate_sgd
+from numerics.rare_gates.simulate import LAM, recovery_summary, simulate_sgd
 
 PROG = "python -m numerics.rare_gates.recovery"
 _FLAGS = {
@@ -125,8 +125,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--lam",
         type=real_arg(0, LAM_MAX, hi_open=True, hi_text="2/pi", why=" (the target rate 2/pi - lam must be > 0)"),
-        default=0.05,
-        help="weight decay in [0, 2/pi) (default 0.05)",
+        default=LAM,
+        help=f"weight decay in [0, 2/pi) (default {LAM:g})",
     )
     p.add_argument("--check-every", type=int_arg(1), default=10, help="updates between risk checks (default 10)")
     thr_why = (

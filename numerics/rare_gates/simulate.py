@@ -54,6 +54,7 @@ from numerics.rare_gates.sim_rng import PHASE_NOISE, PHASE_SOURCE, PHASE_TARGET
 from numerics.validation import choice, integer, real
 
 THRESHOLD = 0.4  # the recovery level of the target risk (Section 3: R_good < 0.4 < R_col)
+LAM = 0.05  # the weight decay of every Section 8 run except the Appendix 20 controls
 AMPLITUDE = 0.9  # B_s of the constructed checkpoints (the lam = 0.05 source optimum, Appendix 19)
 Z95 = 1.959963984540054  # two-sided 95% normal quantile (Wilson intervals)
 NOISE_MODES = {"independent": K.NOISE_INDEPENDENT, "shared": K.NOISE_SHARED}
@@ -245,7 +246,7 @@ def simulate_sgd(
     b: int,
     eta: float,
     horizon: float,
-    lam: float = 0.05,
+    lam: float = LAM,
     streams: int = 64,
     first_stream: int = 0,
     seed: int = 0,
@@ -410,7 +411,7 @@ def simulate_gd(
     delta0: float | None = None,
     eta: float,
     horizon: float,
-    lam: float = 0.05,
+    lam: float = LAM,
     check_every: int = 10,
     threshold: float = THRESHOLD,
     stop_at_recovery: bool = True,

@@ -83,17 +83,23 @@ _cell = call_cell
 # --- experiments over settings x stream ranges: each cell returns a list holding one record --------------
 
 
-def _by_setting(per_stream: tuple[str, ...]):
-    """Assemble records of (setting, stream range) cells: concatenate the ranges of each setting, in order."""
+def _joined(params: list[dict], values: list) -> dict[str, dict]:
+    """The records of (setting, stream range) cells, the ranges of each setting joined: {setting label: record}.
 
-    def assemble(_sizes, params: list[dict], values: list) -> list[dict]:
-        groups: dict[str, list] = {}
-        for p, v in zip(params, values):
-            (record,) = v
-            groups.setdefault(p["setting"], []).append(record)
-        return [concat_records(recs, per_stream) for recs in groups.values()]
+    Settings in order of their first cell; each joins along its call's per-stream keys (``E.PER_STREAM``).
+    """
+    groups: dict[str, list] = {}
+    calls: dict[str, str] = {}
+    for p, v in zip(params, values):
+        (record,) = v
+        groups.setdefault(p["setting"], []).append(record)
+        calls[p["setting"]] = p["call"]
+    return {label: concat_records(recs, E.PER_STREAM[calls[label]]) for label, recs in groups.items()}
 
-    return assemble
+
+def _by_setting(_sizes, params: list[dict], values: list) -> list[dict]:
+    """Assemble (setting, stream range) cells: one record per setting (:func:`_joined`), in order."""
+    return list(_joined(params, values).values())
 
 
 def _setting_cells(call: str, settings: list[tuple[str, dict]], streams: int, size: int, **common) -> list[dict]:
@@ -228,7 +234,7 @@ def _theorem1_assemble(_sizes, params: list[dict], values: list[dict]) -> dict:
     for label, vs in groups.items():
         kind = label.split(",")[0]
         if kind == "fresh":
-            out[kind].append(concat_records(vs, ("init_angle", "recovery")))
+            out[kind].append(concat_records(vs, E.PER_STREAM["fresh_success"]))
         else:
             out[kind].append(dict(vs[0], recovery=np.concatenate([v["recovery"] for v in vs], axis=1)))
     return out
@@ -286,13 +292,8 @@ def _larger_cells(z: E.Sizes) -> list[dict]:
 
 
 def _larger_assemble(_sizes, params: list[dict], values: list) -> dict:
-    """{setting label: the further streams' record}; a label with no cells is absent."""
-    groups: dict[str, list] = {}
-    for p, v in zip(params, values):
-        (record,) = v
-        groups.setdefault(p["setting"], []).append(record)
-    per_stream = ("recovery", "first", "disagreements", "final_angle")
-    return {label: concat_records(recs, per_stream) for label, recs in groups.items()}
+    """{setting label: the further streams' record} (:func:`_joined`); a label with no cells is absent."""
+    return _joined(params, values)
 
 
 def _noise_settings(**extra) -> list[tuple[str, dict]]:
@@ -423,7 +424,7 @@ def _cor5_assemble(_sizes, params: list[dict], values: list[dict]) -> dict:
         arms.setdefault(p["kwargs"]["arms"][0], []).append(record)
     out: dict = {"delta0": values[0]["delta0"]}
     for i, records in arms.items():
-        arm = concat_records(records, ("recovery", "first"))
+        arm = concat_records(records, E.PER_STREAM["sample_size_design"])
         group = E.COR5_ARMS[i][0]
         if group in ("budget", "samples"):
             out.setdefault(group, []).append(arm)
@@ -455,27 +456,27 @@ EXPERIMENTS = call_experiments(
             "table2",
             "Table 2, Figure 3(b): five settings through H = 450 (sizes: table2_streams)",
             _table2_cells,
-            _by_setting(("recovery", "first", "disagreements", "final_angle")),
+            _by_setting,
         ),
         (
             "saturation",
             "Table 2: further streams of the five settings through H = 450, for the count of late recoveries "
             "(sizes: saturation_streams; 0 in the quick profile)",
             _saturation_cells,
-            _by_setting(("recovery", "first", "disagreements", "final_angle")),
+            _by_setting,
         ),
         (
             "paths",
             "Appendix 19: traced angles of Table 2 streams, the float64 floor (sizes: table2_streams, floor_horizon)",
             _paths_cells,
-            _by_setting(("trace_angle", "recovery", "first")),
+            _by_setting,
         ),
         (
             "extended",
             "Appendix 19: double-double replay of Table 2 streams (the paper: 80-bit) (sizes: extended_per_setting, "
             "extended_horizon)",
             _extended_cells,
-            _by_setting(("ids", "f64_recovery", "f64_first", "ext_recovery", "ext_first")),
+            _by_setting,
         ),
         (
             "floor80",
@@ -488,34 +489,34 @@ EXPERIMENTS = call_experiments(
             "grid",
             "Figure 3(a): 24 (delta0, b, eta) cells, H = 200 (sizes: fig3a_streams)",
             _grid_cells,
-            _by_setting(("recovery", "first", "disagreements")),
+            _by_setting,
         ),
         (
             "weight_decay",
             "Appendix 20, Figure 5: weight-decay controls (sizes: appendix20_streams, appendix20_horizon)",
             _weight_decay_cells,
-            _by_setting(("recovery", "first")),
+            _by_setting,
         ),
         (
             "noise",
             "Appendix 20, Figure 5: independent and shared parameter noise (sizes: appendix20_noise_streams, "
             "appendix20_horizon)",
             _noise_cells,
-            _by_setting(("recovery", "final_angle")),
+            _by_setting,
         ),
         (
             "weight_decay_b8",
             "Appendix 20: the weight-decay controls at b = 8, the batch its own Lambda(t) implies from its no-noise "
             "0.04 (sizes: appendix20_alt_streams, appendix20_horizon)",
             _weight_decay_alt_cells,
-            _by_setting(("recovery", "first")),
+            _by_setting,
         ),
         (
             "noise_b8",
             "Appendix 20: the noise controls at b = 8, the batch its own Lambda(t) implies from its no-noise 0.04 "
             "(sizes: appendix20_alt_streams, appendix20_horizon)",
             _noise_alt_cells,
-            _by_setting(("recovery", "final_angle")),
+            _by_setting,
         ),
         (
             "larger",
@@ -531,7 +532,7 @@ EXPERIMENTS = call_experiments(
             "other's check cadence, and a large sample of the discordant setting (sizes: fig3a_streams, "
             "table2_streams, repeat_streams)",
             _repeat_cells,
-            _by_setting(("recovery",)),
+            _by_setting,
         ),
         (
             "theorem1",
