@@ -18,7 +18,8 @@ The alternatives follow four rules, chosen once for the paper's kinds of numbers
   of the units shows up exactly there (:func:`intensity_scaled`);
 * 'all n' / 'none of n' in the paper: a rate ``1 - 0.01^(1/n)`` of exceptions, the rate
   at which the paper's own all-of-n would have been a 1-in-100 event, so its observation
-  excludes it (:func:`exception_rate`; 6.9% for n = 64);
+  excludes it (:func:`exception_rate`; 6.9% for n = 64; :class:`Exceptions` states it and records the checks
+  against it);
 * a count of rare events (a few of n): a factor 2 in the count;
 * a time, rate or median: the nearest value a competing account predicts (stated per check).
 
@@ -28,6 +29,7 @@ Both directions of a factor are checked and the smaller power is recorded.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from statistics import NormalDist
 
 from numerics import stats as S
@@ -234,6 +236,53 @@ def literal_some(audit, *, alternative: str, n: int, rate: float, label: str | N
         decide="this power falls as records are added (more records make at least one likely even at a small rate), "
         "so only a rarer alternative rate would decide",
     )
+
+
+@dataclass(frozen=True)
+class Exceptions:
+    """The rule for a paper's 'all' or 'none' of ``n_paper``: ``what`` at the :func:`exception_rate`, the rate at which
+    the paper's own ``statement`` would have been a 1-in-100 event (``of`` says of what; ``digits`` of the rate).
+
+    >>> Exceptions("failures", 64, "the paper's own 64/64").alternative
+    "failures at a rate 0.069: 1 - 0.01^(1/64), at which the paper's own 64/64 would have been a 1-in-100 event"
+    """
+
+    what: str
+    n_paper: int
+    statement: str
+    of: str = ""
+    digits: int = 3
+
+    @property
+    def rate(self) -> float:
+        return exception_rate(self.n_paper)
+
+    @property
+    def alternative(self) -> str:
+        return (
+            f"{self.what} at a rate {self.rate:.{self.digits}f}{self.of}: 1 - 0.01^(1/{self.n_paper}), at which "
+            f"{self.statement} would have been a 1-in-100 event"
+        )
+
+    def literal(self, audit, n: int, label: str | None = None) -> str:
+        """:func:`literal_all` of our ``n`` independent records against this rate."""
+        return literal_all(audit, alternative=self.alternative, n=n, rate=self.rate, label=label)
+
+    def fisher(
+        self, audit, n: int, group: str, *, level: float = 0.05, note: str = "", label: str | None = None
+    ) -> str:
+        """:func:`comparison` of our count of ``n`` (``group``) with the paper's none of ``n_paper`` by a two-sided
+        Fisher exact test at ``level``, against our share at this rate (``note`` is added to the alternative)."""
+        rate = self.rate
+        return comparison(
+            audit,
+            alternative=self.alternative + note,
+            cells=[(0.0, n, self.n_paper, group)],
+            directions={f"rate {rate:.{self.digits}f}": lambda _p: rate},
+            test="fisher",
+            level=level,
+            label=label,
+        )
 
 
 def equivalence_power(sd: float, band: float, at: float = 0.0, z: float = S.Z95) -> float:

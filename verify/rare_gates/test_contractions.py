@@ -77,6 +77,33 @@ def _power_below(bound: float, alternative: float, se: float, z: float) -> float
     return float(scistats.norm.cdf((alternative - bound) / se + z))
 
 
+class _Below:
+    """The checks 'E[X] < bound' of one claim over ``k`` states, at the Bonferroni z over them (family-wise 95%).
+
+    Each :meth:`check` asserts that the upper end lies below its bound and keeps the weakest power against the
+    state's alternative; :meth:`record` records that power and returns its evidence sentence.
+    """
+
+    def __init__(self, k: int):
+        self.z = S.z_bonferroni(k)
+        self.power = 1.0
+
+    def check(self, x: np.ndarray, bound: float, alternative: float, name: str) -> tuple[float, float, float, float]:
+        """Mean, s.e. and interval of ``x`` at this z; fails when the upper end is not below ``bound``."""
+        m, se, lo, hi = _ci(x, self.z)
+        self.power = min(self.power, _power_below(bound, alternative, se, self.z))
+        assert hi < bound, f"{name}: upper {hi} >= bound {bound}"
+        return m, se, lo, hi
+
+    def record(self, audit, alternative: str, estimate: str = "mean ratio", over: str = "state") -> str:
+        return PW.record(
+            audit,
+            self.power,
+            alternative=alternative,
+            method=f"normal law of the {estimate} with our measured s.e., z = {self.z:.3f}; weakest {over}",
+        )
+
+
 def _tube_states() -> list[tuple[str, np.ndarray, float, int]]:
     out = []
     for B in (B_S, B_T):
@@ -110,29 +137,24 @@ def _common_gate_ratios(n: int = 20_000) -> list[tuple[str, float, np.ndarray]]:
 
 def _contraction_check(audit, power_of: int, rate_num: float, label: str) -> None:
     rows = _common_gate_ratios()
-    z = S.z_bonferroni(len(rows))
-    worst_margin, worst_power, lines = math.inf, 1.0, []
+    below = _Below(len(rows))
+    worst_margin, lines = math.inf, []
     for name, eta, r in rows:
-        x = r**power_of
-        m, se, _, hi = _ci(x, z)
         bound = 1.0 - eta * LAM * rate_num
         alt = 1.0 - eta * LAM * rate_num / 2.0  # the claimed rate halved
+        m, _, _, hi = below.check(r**power_of, bound, alt, name)
         rate = (1.0 - m) / (eta * LAM)
         lines.append(f"{name}: {m:.7f} (hi {hi:.7f}, bound {bound:.7f}; rate {rate:.3f} lambda)")
         worst_margin = min(worst_margin, (bound - hi) / (eta * LAM))
-        worst_power = min(worst_power, _power_below(bound, alt, se, z))
-        assert hi < bound, f"{name}: upper {hi} >= bound {bound}"
     audit.ours(worst_margin, 3, label=f"min over states of (bound - upper end)/(eta lambda), {label}")
-    text = PW.record(
+    text = below.record(
         audit,
-        worst_power,
-        alternative=f"{label} contraction rate half the paper's ({rate_num / 2:g} eta lambda per step): the upper end "
-        "must then reach the bound",
-        method=f"normal law of the mean ratio with our measured s.e. at each state, z = {z:.3f}; weakest state",
+        f"{label} contraction rate half the paper's ({rate_num / 2:g} eta lambda per step): the upper end must then "
+        "reach the bound",
     )
     audit.evidence(
         f"Common-gate step, 20000 minibatches per state, lambda = {LAM}; E[{label}+]/{label} with family-wise 95% "
-        f"interval (z = {z:.3f} over {len(rows)} states): " + "; ".join(lines) + ". First-order prediction from "
+        f"interval (z = {below.z:.3f} over {len(rows)} states): " + "; ".join(lines) + ". First-order prediction from "
         "E v = U/2 - q u (RG-7.drift): angular rate lambda, balance rate lambda + q - B/2 (2 lambda at B_t), squared "
         f"rates doubled; the paper's bound is a factor ~4 weaker. {text}"
     )
@@ -179,32 +201,25 @@ def test_source_one_step(audit):
         "p=0.7, angle 1e-3, off S (scale 1.01, direction 0.01)": _source_state(0.7, 1e-3, scale=1.01, psi=0.01),
     }
     n = 20_000
-    z = S.z_bonferroni(len(states))
-    lines, worst_power, rates = [], 1.0, {}
+    below = _Below(len(states))
+    bound = 1.0 - ETA * LAM / 2.0  # gamma = lambda/2
+    alt = 1.0 - ETA * LAM / 4.0  # gamma halved
+    lines, rates = [], {}
     for k, (name, th) in enumerate(states.items()):
         d0 = O.projective_separation(th)
         post = O.sgd_step(th, "source", LAM, ETA, BATCH, n, seed=SEED + 100 + k)
-        m, se, lo, hi = _ci(O.projective_separation(post) / d0, z)
-        bound = 1.0 - ETA * LAM / 2.0  # gamma = lambda/2
-        alt = 1.0 - ETA * LAM / 4.0  # gamma halved
+        m, _, lo, hi = below.check(O.projective_separation(post) / d0, bound, alt, name)
         g_hat, g_lo, g_hi = ((1.0 - v) / (ETA * LAM) for v in (m, hi, lo))
         rates[name] = (g_hat, g_lo, g_hi)
         lines.append(
             f"{name}: E d+/d = {m:.7f} (hi {hi:.7f} < {bound:.6f}); gamma = {g_hat:.3f} [{g_lo:.3f}, {g_hi:.3f}] lambda"
         )
-        worst_power = min(worst_power, _power_below(bound, alt, se, z))
-        assert hi < bound
     ang = rates["S, p=0.4, angle 1e-3"]
     audit.ours(ang[0], 4, label="measured gamma/lambda at S, angle 1e-3")
-    text = PW.record(
-        audit,
-        worst_power,
-        alternative="source contraction rate lambda/4 (half the smallest admissible gamma = lambda/2)",
-        method=f"normal law of the mean ratio with our measured s.e., z = {z:.3f}; weakest state",
-    )
+    text = below.record(audit, "source contraction rate lambda/4 (half the smallest admissible gamma = lambda/2)")
     audit.evidence(
         f"Actual source SGD step (both gates, relu'(0) = 0), eta = {ETA}, b = {BATCH}, {n} minibatches per state, "
-        f"family-wise 95% (z = {z:.3f}): "
+        f"family-wise 95% (z = {below.z:.3f}): "
         + "; ".join(lines)
         + ". The derived averaged-Jacobian rates (RG-3.projlin) are "
         "lambda (transverse) and 2 lambda (along e1, balance): the angular states contract at lambda within 3% "
@@ -392,19 +407,17 @@ def test_target_one_step(audit):
 
     O.common_gate_steps(th0, LAM, ETA, BATCH, 1, 500, seed=SEED + 300, record=rec)
     n = 20_000
-    z = S.z_bonferroni(len(visited))
+    below = _Below(len(visited))
     bound = 1.0 - ETA * LAM / 4.0
     alt = 1.0 - ETA * LAM / 8.0
-    lines, worst_power = [], 1.0
+    lines = []
     for k, th in visited.items():
         c = O.target_coordinates(th)
         e0 = float(np.linalg.norm(c["e"]))
         post = O.common_gate_step(th, LAM, ETA, BATCH, n, seed=SEED + 310 + k)
-        m, se, _, hi = _ci(np.linalg.norm(O.target_coordinates(post)["e"], axis=1) / e0, z)
+        m, _, _, hi = below.check(np.linalg.norm(O.target_coordinates(post)["e"], axis=1) / e0, bound, alt, f"step {k}")
         Bk = th[0] * math.hypot(th[2], th[3]) + th[1] * math.hypot(th[4], th[5])
         lines.append(f"step {k} (B = {Bk:.3f}, rho = {float(c['rho']):.3f}): {m:.7f} (hi {hi:.7f} < {bound:.7f})")
-        worst_power = min(worst_power, _power_below(bound, alt, se, z))
-        assert hi < bound
     # contrast: actual SGD from the checkpoint with the splitting at 1e-2 expands at the population rate A
     c = O.target_coordinates(th0)
     big = O.from_target_coordinates(c["h"], float(c["rho"]), c["e"] * 10.0)
@@ -413,15 +426,10 @@ def test_target_one_step(audit):
     ma, sa, la, _ = _ci(np.linalg.norm(O.target_coordinates(act)["e"], axis=1) / e_big, S.Z95)
     growth = (ma - 1.0) / ETA
     audit.ours(growth, 3, label="actual SGD (E||e+||/||e|| - 1)/eta at ||e|| = 1e-2 (population rate A = 0.587)")
-    text = PW.record(
-        audit,
-        worst_power,
-        alternative="contraction rate eta lambda/8 per step (half the paper's)",
-        method=f"normal law of the mean ratio with our measured s.e., z = {z:.3f}; weakest state",
-    )
+    text = below.record(audit, "contraction rate eta lambda/8 per step (half the paper's)")
     audit.evidence(
         f"Common-gate process, eta = {ETA}, b = {BATCH}, at states one stream visits from the task-switch checkpoint "
-        f"(B = B_s, angular e of norm 1e-3), {n} minibatches each, family-wise 95% (z = {z:.3f}): "
+        f"(B = B_s, angular e of norm 1e-3), {n} minibatches each, family-wise 95% (z = {below.z:.3f}): "
         + "; ".join(lines)
         + f". Contrast, actual SGD from the same checkpoint with ||e|| = 1e-2: E||e+||/||e|| = {ma:.5f} "
         f"(lower {la:.5f}), growth {growth:.3f} per unit time against A = q - lambda = {Q_F - LAM:.3f}. {text}"
@@ -455,29 +463,21 @@ def test_target_multi_step(audit):
 
     rec(0, th0[None, :])
     O.common_gate_steps(th0, LAM, ETA, BATCH, streams, steps, seed=SEED + 400, record=rec)
-    z = S.z_bonferroni(len(checkpoints))
-    lines, worst_power = [], 1.0
+    below = _Below(len(checkpoints))
+    lines = []
     for k in checkpoints:
-        m, se, _, hi = _ci(norms[k] / E_NORM, z)
         bound = (1.0 - ETA * LAM / 4.0) ** k
-        alt = (1.0 - ETA * LAM / 8.0) ** k
+        m, _, _, hi = below.check(norms[k] / E_NORM, bound, (1.0 - ETA * LAM / 8.0) ** k, f"n = {k}")
         lines.append(f"n = {k}: {m:.5f} (hi {hi:.5f}) vs (1 - eta lambda/4)^n = {bound:.5f}")
-        worst_power = min(worst_power, _power_below(bound, alt, se, z))
-        assert hi < bound
     rate = -math.log(float(np.mean(norms[400])) / E_NORM) / (400 * ETA * LAM)
     audit.ours(rate, 3, label="effective rate of E||e~_n|| over 400 steps, in units of lambda")
-    text = PW.record(
-        audit,
-        worst_power,
-        alternative="(1 - eta lambda/8)^n, the rate halved",
-        method=f"normal law of the mean with our measured s.e., z = {z:.3f}; weakest n",
-    )
+    text = below.record(audit, "(1 - eta lambda/8)^n, the rate halved", estimate="mean", over="n")
     audit.evidence(
         f"Common-gate process from the task-switch checkpoint (B = B_s, p = 0.4, angular e, Delta_0 = 1e-3), "
         f"eta = {ETA}, b = {BATCH}, {streams} independent streams: "
         + "; ".join(lines)
-        + f" (family-wise 95%, z = {z:.3f}). Along the runs (every 50 steps) max |rho| = {rho_max[0]:.3f} and B in "
-        f"[{B_range[0]:.3f}, {B_range[1]:.3f}] (the amplitude transient toward B_t): inside the tube. {text}"
+        + f" (family-wise 95%, z = {below.z:.3f}). Along the runs (every 50 steps) max |rho| = {rho_max[0]:.3f} and "
+        f"B in [{B_range[0]:.3f}, {B_range[1]:.3f}] (the amplitude transient toward B_t): inside the tube. {text}"
     )
 
 

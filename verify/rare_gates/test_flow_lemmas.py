@@ -175,14 +175,31 @@ def _assert_corners(ent: dict, key: str) -> None:
     assert min(c["entry"][key] for c in ent["corners"]) >= T_CORNER[-2]
 
 
-def _uniform_power(audit, what: str) -> None:
-    """A finite sample and a finite horizon bound a uniform time over K only from below: power 0."""
+def _sampled_entry(audit, key: str) -> tuple[dict, float, int]:
+    """The entry bound ``key`` over the sampled D0 draws in K: records its latest entry; (entry data, latest, draws)."""
+    ent = SF.k_entry()
+    sampled, _, _ = _entry_text(ent, key)
+    n_k = int(ent["in_k"].sum())
+    audit.ours(sampled, 4, label=f"latest entry over the {n_k} sampled D0 draws in K")
+    return ent, sampled, n_k
+
+
+def _uniform_bounds(audit, key: str, bound: str, what: str, face: str = "") -> tuple[dict, float, float, str, int]:
+    """Lower bounds on ``what``, a time uniform over K, from the entry bound ``key``: the sampled K draws' latest entry
+    and the angular face's, recorded as ``bound >= ...``, with power 0 (a finite sample and a finite horizon bound a
+    uniform time over K only from below). Returns (entry data, sampled bound, face bound, face summary, draws in K)."""
+    ent = SF.k_entry()
+    sampled, corner, text = _entry_text(ent, key)
+    n_k = int(ent["in_k"].sum())
+    audit.ours(sampled, 4, label=f"{bound} >= (max over the {n_k} sampled D0 draws in K)")
+    audit.ours(corner, 4, label=f"{bound} >= (two points of K on its angular face{face})")
     audit.power(
         0.0,
         alternative=f"K with no finite {what} (the entry time unbounded on K): the check cannot fail against it",
         method="by construction: finitely many starts integrated to a finite horizon give a lower bound on the "
         "uniform time and cannot tell a large finite bound from none; the check passes whatever the supremum over K is",
     )
+    return ent, sampled, corner, text, n_k
 
 
 UNIFORM_BY_CONSTRUCTION = (
@@ -216,10 +233,7 @@ def _burnin_evidence(ent: dict, sampled: float) -> str:
     "pointwise part; the single L over K is RG-11.3.burnin)",
 )
 def test_burnin_each_start(audit):
-    ent = SF.k_entry()
-    sampled, _, _ = _entry_text(ent, "burnin")
-    n_k = int(ent["in_k"].sum())
-    audit.ours(sampled, 4, label=f"latest entry over the {n_k} sampled D0 draws in K")
+    ent, sampled, _ = _sampled_entry(audit, "burnin")
     audit.evidence(
         _burnin_evidence(ent, sampled) + f" Every sampled K draw is seen to enter (no flagged step after T = "
         f"{sampled:.0f} up to T = 4000). This covers the sampled starts only; the single L for all of K is "
@@ -234,12 +248,9 @@ def test_burnin_each_start(audit):
     by_construction=UNIFORM_BY_CONSTRUCTION,
 )
 def test_uniform_burnin(audit):
-    ent = SF.k_entry()
-    sampled, corner, text = _entry_text(ent, "burnin")
-    n_k = int(ent["in_k"].sum())
-    audit.ours(sampled, 4, label=f"L >= (max over the {n_k} sampled D0 draws in K)")
-    audit.ours(corner, 4, label="L >= (two points of K on its angular face; not entered by T = 6000)")
-    _uniform_power(audit, "burn-in duration L")
+    ent, sampled, corner, text, _ = _uniform_bounds(
+        audit, "burnin", "L", "burn-in duration L", "; not entered by T = 6000"
+    )
     audit.evidence(
         _burnin_evidence(ent, sampled) + " Points of K's angular face have not entered by T = 6000: "
         f"{text}. So the uniform L over K exceeds {corner:.0f} (and {sampled:.0f} on the random sample); the "
@@ -263,14 +274,10 @@ LEMMA13_TUBE = (
     "its limiting clone has positive amplitudes (the pointwise part; the common bound over K is RG-17.entry)",
 )
 def test_entry_each_start(audit):
-    ent = SF.k_entry()
-    rows = SF.d0_source()["rows"]
+    ent, sampled, n_k = _sampled_entry(audit, "lemma13")
     ink = ent["in_k"]
-    sampled, _, _ = _entry_text(ent, "lemma13")
-    n_k = int(ink.sum())
     reg1 = float(ent["reg1"][ink].max())
-    lom = np.array([math.log(min(r["omega1"][-1], r["omega2"][-1])) for r in rows])[ink]
-    audit.ours(sampled, 4, label=f"latest entry over the {n_k} sampled D0 draws in K")
+    lom = np.array([math.log(min(r["omega1"][-1], r["omega2"][-1])) for r in SF.d0_source()["rows"]])[ink]
     audit.ours(reg1, 4, label="max entry into |d log delta/dT + lambda| <= 0.01 lambda (sampled K draws)")
     audit.evidence(
         "Per draw, the last grid time (step 20) at which the field's |d log delta/dT + lambda| exceeds lambda/2. "
@@ -289,13 +296,9 @@ def test_entry_each_start(audit):
     by_construction=UNIFORM_BY_CONSTRUCTION,
 )
 def test_uniform_entry_time(audit):
-    ent = SF.k_entry()
-    ink = ent["in_k"]
-    sampled, corner, text = _entry_text(ent, "lemma13")
-    n_k = int(ink.sum())
-    audit.ours(sampled, 4, label=f"common entry-time bound >= (max over the {n_k} sampled D0 draws in K)")
-    audit.ours(corner, 4, label="common entry-time bound >= (two points of K on its angular face)")
-    _uniform_power(audit, "common entry-time bound")
+    ent, sampled, corner, text, n_k = _uniform_bounds(
+        audit, "lemma13", "common entry-time bound", "common entry-time bound"
+    )
     audit.evidence(
         f"The {n_k} sampled draws in K (of {N_D0}) enter by T = {sampled:.0f} (RG-17.entry.each). The two points "
         f"of K's angular face: {text}: still outside at T = 6000, so the common entry-time bound over K exceeds "

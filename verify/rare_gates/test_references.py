@@ -82,36 +82,44 @@ def test_table2_gamma(audit):
     assert all(rounds_to(g, q) for g, q in zip(ours, quoted))
 
 
+def _column(ref: sp.Expr) -> list:
+    """A Table 2 reference column: ``ref`` (a function of Gamma) at each setting's Gamma, 60 digits."""
+    return [_num(ref.subs(R.Gamma, _gamma(b, d0))) for b, d0 in SETTINGS]
+
+
+def _check_column(audit, quoted: list[str], ref: sp.Expr, how: str) -> None:
+    """The column of ``ref`` against the paper's ``quoted`` digits, one per setting."""
+    ours = _column(ref)
+    audit.ours(ours)
+    audit.evidence(how)
+    assert all(rounds_to(v, q) for v, q in zip(ours, quoted))
+
+
 @claim("RG-19.T2poisson")
 def test_table2_poisson_column(audit):
-    quoted = paper_numbers("RG-19.T2poisson")
-    ref = R.poisson_reference().subs(lam, LAMBDA)
-    ours = [_num(ref.subs(R.Gamma, _gamma(b, d0))) for b, d0 in SETTINGS]
-    audit.ours(ours)
-    audit.evidence(
+    _check_column(
+        audit,
+        paper_numbers("RG-19.T2poisson"),
+        R.poisson_reference().subs(lam, LAMBDA),
         "1 - exp(-Gamma/(pi lambda)) from the derived exponent at lambda = 0.05, 60-digit evaluation, "
-        "rounded to the quoted 3 decimals."
+        "rounded to the quoted 3 decimals.",
     )
-    assert all(rounds_to(v, q) for v, q in zip(ours, quoted))
 
 
 @claim("RG-19.T2frozen")
 def test_table2_frozen_column(audit):
-    quoted = paper_numbers("RG-19.T2frozen")
-    ref = R.frozen_reference().subs(R.time, 200)
-    ours = [_num(ref.subs(R.Gamma, _gamma(b, d0))) for b, d0 in SETTINGS]
-    audit.ours(ours)
-    audit.evidence(
+    _check_column(
+        audit,
+        paper_numbers("RG-19.T2frozen"),
+        R.frozen_reference().subs(R.time, 200),
         "1 - exp(-Gamma t/pi) from the disagreement rate at the frozen angle delta0, integrated over [0, 200]; "
-        "rounded to 3 decimals."
+        "rounded to 3 decimals.",
     )
-    assert all(rounds_to(v, q) for v, q in zip(ours, quoted))
 
 
 @claim("RG-8.frozen063")
 def test_frozen_exceeds_063(audit):
-    ref = R.frozen_reference().subs(R.time, 200)
-    ours = min(_num(ref.subs(R.Gamma, _gamma(b, d0))) for b, d0 in SETTINGS)
+    ours = min(_column(R.frozen_reference().subs(R.time, 200)))
     audit.ours(ours, label="smallest frozen-angle reference at t = 200 over the five settings")
     audit.evidence("Exact comparison of the smallest value (Gamma = 0.016) with 0.63.")
     assert ours > mpmath.mpf("0.63")

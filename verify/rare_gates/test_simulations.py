@@ -171,6 +171,40 @@ def _fmt(c: dict) -> str:
     )
 
 
+# --- the paper's side of a sample-level comparison ---------------------------------------------------------
+
+
+def _paper_sample_side(rejected: bool, message: str) -> None:
+    """The paper's side of a sample-level comparison whose outcome depends on the sample sizes.
+
+    Rejected by our draws: :class:`PaperClaimFails` (the claim's verdict is ``discrepancy``). Not rejected: the
+    paper's side has nothing to show at these sizes, so it is skipped with the test's numbers and the verdict is our
+    side's (a strict xfail that passed would read as a regression). The test itself is our side's, so it is the same
+    at every size.
+    """
+    if not rejected:
+        pytest.skip(f"not rejected at these sizes (the verdict is our side's): {message}")
+    paper_claim(False, message)
+
+
+def _sample_reason(test: str, where: str = "they do not reject", after: str = "") -> str:
+    """The discrepancy reason of a paper side decided by :func:`_paper_sample_side`: ``test`` says what our draws
+    test, ``where`` when they do not reject (and so the side is skipped)."""
+    return (
+        f"sample-level, raised only when our draws reject it: {test}; where {where}, this side is skipped and the "
+        f"verdict is our side's{after}"
+    )
+
+
+def _fisher_side(k: int, n: int, p: float, what: str, paper: str, level: float) -> None:
+    """:func:`_paper_sample_side` of a two-sided Fisher exact test (p value ``p``) of the paper's count ``paper``
+    against our ``k`` of ``n`` ``what``, rejected below ``level``."""
+    _paper_sample_side(
+        p < level,
+        f"{k} of our {n} {what} against the paper's {paper}: two-sided Fisher p = {p:.4f} (level {level:g})",
+    )
+
+
 @functools.lru_cache(maxsize=1)
 def _common_gate_path():
     """The common-gate mean path delta0 e^{-lambda t} sqrt(B0/B(t)) at lambda = 0.05, B0 = 0.9, as f(delta0, t)."""
@@ -232,22 +266,17 @@ def test_table1_fresh(audit, results):
     n = table1["init"].shape[0]
     cells = _table1_cells(table1, (0, 1))
     failures = [f"T={T:g} {s}->{t}: {n_ - k}" for T, s, t, k, n_, _ in cells if k < n_]
-    q = PW.exception_rate(64)
     # decided by the one-sample literal test on our own draws (as RG-T1.fresh): the paper's 'all 64' read as an
-    # exception rate of at most q, so one failure in our n of any cell rejects it; the two-sample comparison with the
-    # paper's fixed 64/64 (above) is reported but cannot decide: its power is capped by the paper's 64
+    # exception rate of at most q (PW.exception_rate), so one failure in our n of any cell rejects it; the two-sample
+    # comparison with the paper's fixed 64/64 (above) is reported but cannot decide: its power is capped by the
+    # paper's 64
     audit.evidence(
         f"Decided literally on our own draws: every one of our {n} initialisations recovers in each of the "
         f"{len(cells)} cells; failures: {', '.join(failures) or 'none'}."
     )
     audit.evidence(
-        PW.literal_all(
-            audit,
-            alternative=f"checkpoint failures at a rate {q:.3f} in a cell: 1 - 0.01^(1/64), at which the paper's own "
-            "64/64 would have been a 1-in-100 event",
-            n=n,
-            rate=q,
-            label="each cell",
+        PW.Exceptions("checkpoint failures", 64, "the paper's own 64/64", of=" in a cell").literal(
+            audit, n, label="each cell"
         )
     )
     assert all(kp == 64 for *_, kp in cells)  # the paper's 'all 64', read from the registry
@@ -319,15 +348,10 @@ def test_table1_target_gd(audit, results):
         f"Target GD (exact population gradient) from each of our {n} checkpoints per T and source, "
         "H = 200; the claim 'every checkpoint' is checked literally (all n)."
     )
-    q = PW.exception_rate(64)
     audit.evidence(
-        PW.literal_all(
-            audit,
-            alternative=f"target-GD failures at a rate {q:.3f} of the checkpoints of one (T, source): "
-            "1 - 0.01^(1/64), at which the paper's own 64/64 would have been a 1-in-100 event",
-            n=n,
-            rate=q,
-        )
+        PW.Exceptions(
+            "target-GD failures", 64, "the paper's own 64/64", of=" of the checkpoints of one (T, source)"
+        ).literal(audit, n)
     )
     assert all(k == n for v in counts.values() for k in v)
 
@@ -413,8 +437,7 @@ def _none_rate_power(audit, t: dict, what: str, label: str) -> str:
     return PW.record(
         audit,
         t["power"],
-        alternative=f"{what} at a rate {t['q']:.4f}: 1 - 0.01^(1/{t['m']}), at which the paper's own none of "
-        f"{t['m']} would have been a 1-in-100 event",
+        alternative=PW.Exceptions(what, t["m"], f"the paper's own none of {t['m']}", digits=4).alternative,
         method=f"exact: P(our count k ~ Bin({t['n']}, {t['q']:.4f}) falls where P(X >= k | {t['n']}, r0 = "
         f"{t['r0']:.4f}) < {t['level']:.4g}); r0 = 1 - 0.05^(1/{t['m']}), the rate the paper's own none cannot "
         "exclude",
@@ -513,18 +536,14 @@ def test_table1_gamma_regimes(audit, results):
     # records of one source at different T meet independent target streams: independent given their checkpoints
     half = G.size // 2
     hi_one = max(int(hi[:half].sum()), int(hi[half:].sum()))
-    m_hi_paper = int(round(hi.sum() * 64 / n))
-    q_hi = PW.exception_rate(m_hi_paper)
     audit.evidence(
-        PW.literal_all(
-            audit,
-            alternative=f"failures at a rate {q_hi:.4f} of the records with Gamma_T >= 1: 1 - 0.01^(1/"
-            f"{m_hi_paper}), at which the paper's own 'every' over its share of such records would have been a "
-            f"1-in-100 event",
-            n=hi_one,
-            rate=q_hi,
-            label="Gamma_T >= 1",
-        )
+        PW.Exceptions(
+            "failures",
+            int(round(hi.sum() * 64 / n)),
+            "the paper's own 'every' over its share of such records",
+            of=" of the records with Gamma_T >= 1",
+            digits=4,
+        ).literal(audit, hi_one, label="Gamma_T >= 1")
     )
     # the check rejects if either source rejects: its power is at least the larger source's
     best = max(tests.values(), key=lambda t: t["power"])
@@ -534,14 +553,15 @@ def test_table1_gamma_regimes(audit, results):
     assert p_mu >= 0.05
 
 
-@discrepancy(
-    "RG-sim.T1.gamma",
-    reason="sample-level, raised only when our draws reject it: the paper's 'no observed recovery below 1e-2' read as "
-    "a recovery rate at most 1 - 0.05^(1/m) over its m records there, one-sided exact binomial on our records of "
-    "each source at 0.05/2; where they do not reject (the quick profile's 96 draws), this side is skipped and the "
-    "verdict is our side's",
-    reading=GAMMA_READING,
+QUICK_96 = "they do not reject (the quick profile's 96 draws)"
+GAMMA_REASON = _sample_reason(
+    "the paper's 'no observed recovery below 1e-2' read as a recovery rate at most 1 - 0.05^(1/m) over its m records "
+    "there, one-sided exact binomial on our records of each source at 0.05/2",
+    QUICK_96,
 )
+
+
+@discrepancy("RG-sim.T1.gamma", reason=GAMMA_REASON, reading=GAMMA_READING)
 @uses("rare_gates.table1")
 def test_table1_gamma_regimes_paper(results):
     tests = _gamma_lo_tests(results["rare_gates.table1"])
@@ -575,12 +595,16 @@ T400_LEVEL = 0.05 / T400_FAMILY
 T400_READING = READING_OWN + "; the sentence's parts are separate claims, each compared with the paper's count by "
 T400_READING += f"its own two-sided Fisher exact test at the Bonferroni level 0.05/{T400_FAMILY} = {T400_LEVEL:g} over "
 T400_READING += "the five statements about the T = 400 checkpoints (family-wise 5%)"
+T400_FISHER = "two-sided Fisher exact below the T = 400 family's Bonferroni level"  # the paper sides' test
 
 
 T400_SMALL_READING = (
     T400_READING + ". Ours: most checkpoints have contracted below Gamma_T = 0.04 by T = 400 (the one-sided 95% "
     "Clopper-Pearson lower bound of our share above 1/2); the paper's side: its 57 of 64 against our count, two-sided "
     "Fisher exact at the family's level (a rejection is a discrepancy, not a failure of ours)"
+)
+T400_SMALL_REASON = _sample_reason(
+    f"the paper's 57 of 64 with Gamma_T < 0.04 at T = 400 against our count, {T400_FISHER}"
 )
 
 
@@ -628,21 +652,10 @@ def test_table1_t400_small_gamma(audit, results):
     assert ok
 
 
-@discrepancy(
-    "RG-sim.T1.T400",
-    reason="sample-level, raised only when our draws reject it: the paper's 57 of 64 with Gamma_T < 0.04 at T = 400 "
-    "against our count, two-sided Fisher exact below the T = 400 family's Bonferroni level; where they do not reject, "
-    "this side is skipped and the verdict is our side's",
-    reading=T400_SMALL_READING,
-)
+@discrepancy("RG-sim.T1.T400", reason=T400_SMALL_REASON, reading=T400_SMALL_READING)
 @uses("rare_gates.table1")
 def test_table1_t400_small_gamma_paper(results):
-    k, n, p = _t400_small(results["rare_gates.table1"])
-    _paper_sample_side(
-        p < T400_LEVEL,
-        f"{k} of our {n} checkpoints with Gamma_T < 0.04 against the paper's 57 of 64: two-sided Fisher p = {p:.4f} "
-        f"(level {T400_LEVEL:g})",
-    )
+    _fisher_side(*_t400_small(results["rare_gates.table1"]), "checkpoints with Gamma_T < 0.04", "57 of 64", T400_LEVEL)
 
 
 NODIS_READING = (
@@ -651,6 +664,11 @@ NODIS_READING = (
     f"our small-Gamma checkpoints at the Bonferroni level {T400_LEVEL:g} of the five T = 400 statements; "
     "a rejection is the paper's side of a discrepancy, not a failure of our side, which checks our count against the "
     "Section 8 Poisson account"
+)
+NODIS_REASON = _sample_reason(
+    "the paper's none of 57 small-Gamma checkpoints sampling a disagreement, read as a rate at most 1 - 0.05^(1/57), "
+    "one-sided exact binomial on our small-Gamma checkpoints at the T = 400 family's Bonferroni level",
+    QUICK_96,
 )
 
 
@@ -689,14 +707,7 @@ def test_table1_t400_no_disagreement(audit, results):
     assert p_mu >= 0.05
 
 
-@discrepancy(
-    "RG-sim.T1.T400.nodis",
-    reason="sample-level, raised only when our draws reject it: the paper's none of 57 small-Gamma checkpoints "
-    "sampling a disagreement, read as a rate at most 1 - 0.05^(1/57), one-sided exact binomial on our small-Gamma "
-    "checkpoints at the T = 400 family's Bonferroni level; where they do not reject (the quick profile's 96 draws), "
-    "this side is skipped and the verdict is our side's",
-    reading=NODIS_READING,
-)
+@discrepancy("RG-sim.T1.T400.nodis", reason=NODIS_REASON, reading=NODIS_READING)
 @uses("rare_gates.table1")
 def test_table1_t400_no_disagreement_paper(results):
     t, _G = _nodis_test(results["rare_gates.table1"])
@@ -771,6 +782,10 @@ T400_LATE_READING = (
     "event; the paper's literal none of its seven is its sample's, compared with our share by a two-sided Fisher exact "
     "test at the family's level (the paper's side)"
 )
+T400_LATE_REASON = _sample_reason(
+    f"the paper's none of its seven recoveries after t = 100 against our share, {T400_FISHER}",
+    after=" (the late-recovery rate)",
+)
 
 
 @claim("RG-sim.T1.T400.late", reading=T400_LATE_READING)
@@ -782,7 +797,10 @@ def test_table1_t400_no_late_recovery(audit, results):
     late, m, p = _t400_late(results["rare_gates.table1"])
     audit.ours(last, label="latest target-SGD recovery at T = 400")
     audit.ours(f"{late}/{m} (Fisher vs the paper's 0/7: p = {p:.3f})", label="recoveries after t = 100")
-    q = PW.exception_rate(7)
+    late_rate = PW.Exceptions(
+        "recoveries after t = 100", 7, "the paper's own none of its seven", of=" of the recoveries"
+    )
+    q = late_rate.rate
     audit.evidence(
         f"The target-SGD recoveries from the {r['n']} source-SGD checkpoints at T = 400 (H = 200). 'No run recovers "
         "after t = 100' is a statement about the paper's seven recoveries; ours is the rate of late recoveries in the "
@@ -791,14 +809,12 @@ def test_table1_t400_no_late_recovery(audit, results):
         f"by a two-sided Fisher exact test at {T400_LEVEL:g} (its side of the claim)."
     )
     audit.evidence(
-        PW.comparison(
+        late_rate.fisher(
             audit,
-            alternative=f"recoveries after t = 100 at a rate {q:.3f} of the recoveries: 1 - 0.01^(1/7), at which the "
-            "paper's own none of its seven would have been a 1-in-100 event (the paper's side: its 0/7 against ours)",
-            cells=[(0.0, max(m, 1), 7, "recoveries")],
-            directions={f"rate {q:.3f}": lambda p: q},
-            test="fisher",
+            max(m, 1),
+            "recoveries",
             level=T400_LEVEL,
+            note=" (the paper's side: its 0/7 against ours)",
             label="the paper's side: Fisher vs its 0/7",
         )
     )
@@ -809,28 +825,16 @@ def test_table1_t400_no_late_recovery(audit, results):
         q,
         side="upper",
         what="rate of recoveries after t = 100",
-        alternative=f"recoveries after t = 100 at a rate {q:.3f} of the recoveries: 1 - 0.01^(1/7), at which the "
-        "paper's own none of its seven would have been a 1-in-100 event",
+        alternative=late_rate.alternative,
         label="late-recovery rate",
     )
     assert m > 0 and ok
 
 
-@discrepancy(
-    "RG-sim.T1.T400.late",
-    reason="sample-level, raised only when our draws reject it: the paper's none of its seven recoveries after t = 100 "
-    "against our share, two-sided Fisher exact below the T = 400 family's Bonferroni level; where they do not reject, "
-    "this side is skipped and the verdict is our side's (the late-recovery rate)",
-    reading=T400_LATE_READING,
-)
+@discrepancy("RG-sim.T1.T400.late", reason=T400_LATE_REASON, reading=T400_LATE_READING)
 @uses("rare_gates.table1")
 def test_table1_t400_no_late_recovery_paper(results):
-    late, m, p = _t400_late(results["rare_gates.table1"])
-    _paper_sample_side(
-        p < T400_LEVEL,
-        f"{late} of our {m} recoveries after t = 100 against the paper's 0 of 7: two-sided Fisher p = {p:.4f} (level "
-        f"{T400_LEVEL:g})",
-    )
+    _fisher_side(*_t400_late(results["rare_gates.table1"]), "recoveries after t = 100", "0 of 7", T400_LEVEL)
 
 
 T400_GD_READING = (
@@ -838,6 +842,9 @@ T400_GD_READING = (
     "times after t = 40 (or none), its one-sided 95% Clopper-Pearson upper bound below the rate at which the paper's "
     "own none of 64 would have been a 1-in-100 event; the paper's side: its none of 64 against our count, two-sided "
     "Fisher exact at the family's level (a rejection is a discrepancy, not a failure of ours)"
+)
+T400_GD_REASON = _sample_reason(
+    f"the paper's none of 64 GD hitting times after t ~ 40 against our count, {T400_FISHER}"
 )
 
 
@@ -866,47 +873,25 @@ def test_table1_t400_gd_by_40(audit, results):
         f"(two-sided Fisher exact at {T400_LEVEL:g}, Bonferroni over the five T = 400 statements; earlier revisions "
         "tested at 0.05) with the paper's none of 64 after t ~ 40."
     )
-    q64 = PW.exception_rate(64)
-    audit.evidence(
-        PW.comparison(
-            audit,
-            alternative=f"GD hitting times after t = 40 at a rate {q64:.3f}: 1 - 0.01^(1/64), at which the "
-            "paper's own 'GD by t ~ 40' over 64 would have been a 1-in-100 event",
-            cells=[(0.0, n, 64, "inits")],
-            directions={f"rate {q64:.3f}": lambda p: q64},
-            test="fisher",
-            level=T400_LEVEL,
-        )
-    )
+    gd_rate = PW.Exceptions("GD hitting times after t = 40", 64, "the paper's own 'GD by t ~ 40' over 64")
+    audit.evidence(gd_rate.fisher(audit, n, "inits", level=T400_LEVEL))
     ok = _rate_check(
         audit,
         k_gd40,
         n,
-        q64,
+        gd_rate.rate,
         side="upper",
         what="rate of GD runs not recovered by t = 40",
-        alternative=f"GD hitting times after t = 40 at a rate {q64:.3f}: 1 - 0.01^(1/64), at which the paper's own "
-        "'GD by t ~ 40' over 64 would have been a 1-in-100 event",
+        alternative=gd_rate.alternative,
         label="ours: late-GD rate",
     )
     assert ok
 
 
-@discrepancy(
-    "RG-sim.T1.T400.gd",
-    reason="sample-level, raised only when our draws reject it: the paper's none of 64 GD hitting times after t ~ 40 "
-    "against our count, two-sided Fisher exact below the T = 400 family's Bonferroni level; where they do not reject, "
-    "this side is skipped and the verdict is our side's",
-    reading=T400_GD_READING,
-)
+@discrepancy("RG-sim.T1.T400.gd", reason=T400_GD_REASON, reading=T400_GD_READING)
 @uses("rare_gates.table1")
 def test_table1_t400_gd_by_40_paper(results):
-    k, n, p = _t400_gd_late(results["rare_gates.table1"])
-    _paper_sample_side(
-        p < T400_LEVEL,
-        f"{k} of our {n} GD runs not recovered by t = 40 against the paper's 0 of 64: two-sided Fisher p = {p:.4f} "
-        f"(level {T400_LEVEL:g})",
-    )
+    _fisher_side(*_t400_gd_late(results["rare_gates.table1"]), "GD runs not recovered by t = 40", "0 of 64", T400_LEVEL)
 
 
 DICHOTOMY_READING = (
@@ -924,35 +909,20 @@ def _band(table1) -> tuple[int, int, np.ndarray, int]:
 DICHOTOMY_LEVEL = T400_LEVEL  # the family's one rule (T400_FAMILY), not a level of its own
 
 
-def _paper_sample_side(rejected: bool, message: str) -> None:
-    """The paper's side of a sample-level comparison whose outcome depends on the sample sizes.
-
-    Rejected by our draws: :class:`PaperClaimFails` (the claim's verdict is ``discrepancy``). Not rejected: the
-    paper's side has nothing to show at these sizes, so it is skipped with the test's numbers and the verdict is our
-    side's (a strict xfail that passed would read as a regression). The test itself is our side's, so it is the same
-    at every size.
-    """
-    if not rejected:
-        pytest.skip(f"not rejected at these sizes (the verdict is our side's): {message}")
-    paper_claim(False, message)
-
-
 DICHOTOMY_BAND_READING = (
     DICHOTOMY_READING + "; a sample-level comparison: the paper's 64 saved draws may have had none in the band, so its "
     "implied 0 of 64 is compared with ours by a two-sided Fisher exact test at the T = 400 family's Bonferroni level; "
     "a rejection is the paper's side of a discrepancy, not a failure of our side"
 )
+DICHOTOMY_REASON = _sample_reason(
+    f"the paper's implied none of 64 in 0.04 <= Gamma_T <= 1 at T = 400 against our count, {T400_FISHER}", QUICK_96
+)
 
 
-def _band_test(table1) -> tuple[int, int, float, str]:
+def _band_test(table1) -> tuple[int, int, float]:
+    """Checkpoints with Gamma_T in [0.04, 1] at T = 400, all checkpoints, and the Fisher p against the implied 0/64."""
     k, n, _G, _rec = _band(table1)
-    p = E.fisher_p(k, n, 0, 64)
-    return (
-        k,
-        n,
-        p,
-        f"ours {k}/{n} in [0.04, 1] against the implied 0/64: two-sided Fisher p = {p:.4f} (level {DICHOTOMY_LEVEL:g})",
-    )
+    return k, n, E.fisher_p(k, n, 0, 64)
 
 
 @claim("RG-sim.T1.dichotomy", reading=DICHOTOMY_BAND_READING)
@@ -960,7 +930,7 @@ def _band_test(table1) -> tuple[int, int, float, str]:
 def test_table1_t400_band(audit, results):
     k, n, G, rec_band = _band(results["rare_gates.table1"])
     lo, hi = E.wilson(k, n)
-    p = E.fisher_p(k, n, 0, 64)
+    _, _, p = _band_test(results["rare_gates.table1"])
     audit.ours(
         f"{k}/{n} = {k / n:.3f} (95% Wilson [{lo:.3f}, {hi:.3f}]; Fisher vs the implied 0/64: p = {p:.4f}); "
         f"{rec_band} of them recovered",
@@ -975,18 +945,8 @@ def test_table1_t400_band(audit, results):
         f"{'does not reject: a tension, not a discrepancy' if p >= DICHOTOMY_LEVEL else 'rejects: a discrepancy'} "
         "(the paper's side of the claim decides; this check is ours: the band is not empty)."
     )
-    q = PW.exception_rate(64)
-    audit.evidence(
-        PW.comparison(
-            audit,
-            alternative=f"checkpoints in [0.04, 1] at a rate {q:.3f}: 1 - 0.01^(1/64), at which the paper's implied "
-            "none of 64 would have been a 1-in-100 event",
-            cells=[(0.0, n, 64, "inits")],
-            directions={f"rate {q:.3f}": lambda _p: q},
-            test="fisher",
-            level=DICHOTOMY_LEVEL,
-        )
-    )
+    band_rate = PW.Exceptions("checkpoints in [0.04, 1]", 64, "the paper's implied none of 64")
+    audit.evidence(band_rate.fisher(audit, n, "inits", level=DICHOTOMY_LEVEL))
     # ours: the band's share of D0 is positive, by its one-sided 95% Clopper-Pearson lower bound (an existence
     # statement by nature: the paper's dichotomy, read for the law of D0, is the share 0)
     ok = _rate_check(
@@ -1002,17 +962,12 @@ def test_table1_t400_band(audit, results):
     assert ok and lo > 0.0
 
 
-@discrepancy(
-    "RG-sim.T1.dichotomy",
-    reason="sample-level, raised only when our draws reject it: the paper's implied none of 64 in 0.04 <= Gamma_T <= 1 "
-    "at T = 400 against our count, two-sided Fisher exact below the T = 400 family's Bonferroni level; where they do "
-    "not reject (the quick profile's 96 draws), this side is skipped and the verdict is our side's",
-    reading=DICHOTOMY_BAND_READING,
-)
+@discrepancy("RG-sim.T1.dichotomy", reason=DICHOTOMY_REASON, reading=DICHOTOMY_BAND_READING)
 @uses("rare_gates.table1")
 def test_table1_t400_band_paper(results):
-    _k, _n, p, message = _band_test(results["rare_gates.table1"])
-    _paper_sample_side(p < DICHOTOMY_LEVEL, message)
+    _fisher_side(
+        *_band_test(results["rare_gates.table1"]), "checkpoints in [0.04, 1]", "implied 0 of 64", DICHOTOMY_LEVEL
+    )
 
 
 OPPOSITE_READING = (
@@ -1115,17 +1070,12 @@ def _opposite_check(audit, table1, part: str) -> None:
 def _opposite_paper(table1, part: str) -> None:
     m, parts = _opposite_parts(table1)
     p = E.fisher_p(parts[part], m, 7, 7)
-    _paper_sample_side(
-        p < OPPOSITE_LEVEL,
-        f"'{part}' in {parts[part]} of our {m} recoveries against the paper's 7 of 7: two-sided Fisher p = {p:.4f} "
-        f"(level {OPPOSITE_LEVEL:g})",
-    )
+    _fisher_side(parts[part], m, p, f"recoveries with '{part}'", "7 of 7", OPPOSITE_LEVEL)
 
 
-OPPOSITE_REASON = (
-    "sample-level, raised only when our draws reject it: the paper's 'all seven' against our recoveries with the "
-    "property, two-sided Fisher exact below 5%; where they do not reject (the quick profile), this side is skipped "
-    "and the verdict is our side's"
+OPPOSITE_REASON = _sample_reason(
+    "the paper's 'all seven' against our recoveries with the property, two-sided Fisher exact below 5%",
+    "they do not reject (the quick profile)",
 )
 
 
@@ -1792,10 +1742,21 @@ def _t2_late_rate(audit, runs) -> bool:
 
 def _t2_late_paper(runs) -> None:
     late, n_rec, paper_rec, p = _t2_late(runs)
-    _paper_sample_side(
-        p < 0.05,
-        f"{len(late)} of our {n_rec} recoveries after t = {T2_LATE:g} against the paper's 0 of {paper_rec}: two-sided "
-        f"Fisher p = {p:.4f} (level 0.05)",
+    _fisher_side(len(late), n_rec, p, f"recoveries after t = {T2_LATE:g}", f"0 of {paper_rec}", 0.05)
+
+
+def _t2_late_values(audit, late: list[float], n_rec: int, paper_rec: int, p: float, shown: int | None = None) -> None:
+    """Record our recoveries after t = 112.1 against the paper's none, and whether the literal none holds in our
+    sample (the first ``shown`` late times listed, all when None)."""
+    audit.ours(f"{len(late)}/{n_rec} (paper 0/{paper_rec}; Fisher p = {p:.3f})", label="recoveries after t = 112.1")
+    more = ", ..." if shown is not None and len(late) > shown else ""
+    audit.ours(
+        "holds in our sample"
+        if not late
+        else f"not in our sample: {len(late)} of our {n_rec} recoveries after t = 112.1 (at t = "
+        f"{', '.join(f'{t:.1f}' for t in late[:shown])}{more}); at that rate the paper's {paper_rec} would hold none "
+        f"with probability {(1 - len(late) / n_rec) ** paper_rec:.2f}",
+        label="the literal 'no recovery after t ~ 112'",
     )
 
 
@@ -1826,10 +1787,9 @@ T2_SATURATION_READING = (
     "(one-sided 95% Clopper-Pearson bound); the paper's literal 0 is compared with our share by Fisher's exact test "
     "at 5% (its side of the claim: a rejection is a discrepancy, not a failure of ours)"
 )
-T2_SATURATION_REASON = (
-    "sample-level, raised only when our draws reject it: the paper's none of its recoveries after t = 112.1 against "
-    "our share, two-sided Fisher exact below 5%; where they do not reject (the quick profile), this side is skipped "
-    "and the verdict is our side's"
+T2_SATURATION_REASON = _sample_reason(
+    "the paper's none of its recoveries after t = 112.1 against our share, two-sided Fisher exact below 5%",
+    "they do not reject (the quick profile)",
 )
 
 
@@ -1863,15 +1823,7 @@ def test_table2_saturation(audit, results, sizes):
             label=f"b={s['b']}, delta0={s['delta0']:g}",
         )
     audit.ours(late_200, label="recoveries in (200, 450]")
-    audit.ours(f"{late_112}/{n_rec} (paper 0/{paper_rec}; Fisher p = {p:.3f})", label="recoveries after t = 112.1")
-    audit.ours(
-        "holds in our sample"
-        if not late_times
-        else f"not in our sample: {len(late_times)} of our {n_rec} recoveries after t = 112.1 (at t = "
-        f"{', '.join(f'{t:.1f}' for t in late_times)}); at that rate the paper's {paper_rec} would hold none with "
-        f"probability {(1 - len(late_times) / n_rec) ** paper_rec:.2f}",
-        label="the literal 'no recovery after t ~ 112'",
-    )
+    _t2_late_values(audit, late_times, n_rec, paper_rec, p)
     # expected disagreements after t = 200 under the decaying angle, over the runs still going at t = 200: each
     # has intensity int_200^oo b delta0 e^{-lambda t}/(pi eta) dt = Gamma e^{-200 lambda}/(pi lambda)
     going = {(s["b"], s["delta0"]): s["recovery"].size - E.recovered_by(s["recovery"], 200) for s in table2}
@@ -1972,15 +1924,7 @@ def test_table2_late_recoveries(audit, results):
     runs = [*results["rare_gates.table2"], *results["rare_gates.saturation"]]
     late, n_rec, paper_rec, p = _t2_late(runs)
     n_runs = sum(s["recovery"].size for s in runs)
-    audit.ours(f"{len(late)}/{n_rec} (paper 0/{paper_rec}; Fisher p = {p:.3f})", label="recoveries after t = 112.1")
-    audit.ours(
-        "holds in our sample"
-        if not late
-        else f"not in our sample: {len(late)} of our {n_rec} recoveries after t = 112.1 (at t = "
-        f"{', '.join(f'{t:.1f}' for t in late[:12])}{', ...' if len(late) > 12 else ''}); at that rate the paper's "
-        f"{paper_rec} would hold none with probability {(1 - len(late) / n_rec) ** paper_rec:.2f}",
-        label="the literal 'no recovery after t ~ 112'",
-    )
+    _t2_late_values(audit, late, n_rec, paper_rec, p, shown=12)
     audit.evidence(
         f"{n_runs} runs of the five Table 2 settings to t = 450 (Table 2's streams and further ones of each setting, "
         f"risk every 10 updates), {n_rec} recoveries. The paper's none of {paper_rec} is compared with our share "
@@ -2000,16 +1944,8 @@ def test_table2_late_recoveries_paper(results):
 def _late_comparison(audit, n_rec: int, paper_rec: int) -> str:
     """The paper's none of ``paper_rec`` recoveries after t = 112.1 against our share of ``n_rec`` (Fisher), with its
     power against the rate at which the paper's none would have been a 1-in-100 event."""
-    q = PW.exception_rate(paper_rec)
-    return PW.comparison(
-        audit,
-        alternative=f"recoveries after t = 112.1 at a rate {q:.4f}: 1 - 0.01^(1/{paper_rec}), at which the "
-        f"paper's own none of {paper_rec} would have been a 1-in-100 event",
-        cells=[(0.0, n_rec, paper_rec, "runs")],
-        directions={f"rate {q:.4f}": lambda p: q},
-        test="fisher",
-        label="late recoveries",
-    )
+    late_rate = PW.Exceptions("recoveries after t = 112.1", paper_rec, f"the paper's own none of {paper_rec}", digits=4)
+    return late_rate.fisher(audit, n_rec, "runs", label="late recoveries")
 
 
 def _last_rank_p(rec: np.ndarray, k: int, t: float) -> tuple[int, float]:
@@ -2045,6 +1981,11 @@ T2_LAST_READING = (
     "P(R >= r) = C(n, r)/C(n + k, r) when both samples share one law; two-sided, Bonferroni over the five settings; "
     "a rejection is a discrepancy, not a failure of ours. A printed sample maximum later than ours is untestable at "
     "our sizes (the unverifiable part: the evidence gives the size that would decide); an earlier one is tested"
+)
+T2_LAST_REASON = _sample_reason(
+    "a printed last recovery time against our recovery times of its setting, exact two-sided rank (exchangeability) "
+    "test below the Bonferroni level over the five settings",
+    "none rejects",
 )
 
 
@@ -2124,13 +2065,7 @@ def test_table2_last_recoveries(audit, results):
     assert all(u < T2_LAST_UPPER for u in uppers)
 
 
-@discrepancy(
-    "RG-sim.T2.last",
-    reason="sample-level, raised only when our draws reject it: a printed last recovery time against our recovery "
-    "times of its setting, exact two-sided rank (exchangeability) test below the Bonferroni level over the five "
-    "settings; where none rejects, this side is skipped and the verdict is our side's",
-    reading=T2_LAST_READING,
-)
+@discrepancy("RG-sim.T2.last", reason=T2_LAST_REASON, reading=T2_LAST_READING)
 @uses("rare_gates.table2")
 def test_table2_last_recoveries_paper(results):
     rows = _t2_last(results["rare_gates.table2"])
@@ -2170,16 +2105,13 @@ def test_recovery_follows_disagreement(audit, results):
         "held the first disagreeing input, at or before the recovering check); exact, all records."
     )
     paper_t2 = sum(_k_of(v[2], 128) for v in PAPER_T2.values())  # the paper's Table 2 recoveries
-    q = PW.exception_rate(paper_t2)
     audit.evidence(
-        PW.literal_all(
-            audit,
-            alternative=f"recoveries without a preceding disagreement at a rate {q:.4f}: 1 - 0.01^(1/{paper_t2}), "
-            f"at which 'every' over the paper's {paper_t2} Table 2 recoveries would have been a 1-in-100 event",
-            n=sum(_count(s["recovery"]) for s in table2),
-            rate=q,
-            label="Table 2 recoveries (independent streams)",
-        )
+        PW.Exceptions(
+            "recoveries without a preceding disagreement",
+            paper_t2,
+            f"'every' over the paper's {paper_t2} Table 2 recoveries",
+            digits=4,
+        ).literal(audit, sum(_count(s["recovery"]) for s in table2), label="Table 2 recoveries (independent streams)")
     )
     assert total > 0 and bad == 0
 
@@ -2252,7 +2184,13 @@ def test_extended_precision(audit, sizes, results):
     # power: 'the same times in all 640 runs' fails at the first run whose times differ; against runs that differ at
     # the rate q at which the paper's all-640 would have been a 1-in-100 event, n replayed runs see one with
     # probability 1 - (1 - q)^n (an upper bound where the horizon is short of t = 1000: later differences are unseen)
-    q = PW.exception_rate(EXTENDED_ALL)
+    differing = PW.Exceptions(
+        "runs whose recovery or first-disagreement times differ between float64 and extended precision",
+        EXTENDED_ALL,
+        f"the paper's 'the same in all {EXTENDED_ALL}'",
+        digits=4,
+    )
+    q = differing.rate
     full = sizes.extended_horizon >= 1000.0
     power = -math.expm1(n * math.log1p(-q))
     need = math.ceil(math.log(1 - PW.POWER_REQUIRED) / math.log1p(-q))
@@ -2260,9 +2198,7 @@ def test_extended_precision(audit, sizes, results):
         PW.record(
             audit,
             power,
-            alternative=f"runs whose recovery or first-disagreement times differ between float64 and extended "
-            f"precision at a rate {q:.4f}: 1 - 0.01^(1/{EXTENDED_ALL}), at which the paper's 'the same in all "
-            f"{EXTENDED_ALL}' would have been a 1-in-100 event",
+            alternative=differing.alternative,
             label="runs replayed" if full else "a subset of the runs replayed",
             method=f"exact: 1 - (1 - {q:.4f})^{n} over the {n} runs replayed through t = {sizes.extended_horizon:g}"
             + ("" if full else " (an upper bound: differences after that horizon are not seen)"),
@@ -3152,6 +3088,12 @@ KAPPA_READING = (
     "against its distribution under our estimate of the truth (parametric bootstrap of the binomial isotonic fit of "
     "our cells in Gamma), two-sided, Bonferroni over the four; a rejection is a discrepancy, not a failure of ours"
 )
+KAPPA_REASON = _sample_reason(
+    "the paper's printed range, share below one and number of cells with a fraction in (0, 1) against their "
+    "distribution under our fit (parametric bootstrap of 64 streams per cell), any two-sided p below the Bonferroni "
+    "level over the four",
+    "none rejects",
+)
 
 
 @claim("RG-sim.fig3a.kappa", reading=KAPPA_READING)
@@ -3262,21 +3204,20 @@ def test_fig3a_kappa(audit, results):
     assert ok and below_one
 
 
-@discrepancy(
-    "RG-sim.fig3a.kappa",
-    reason="sample-level, raised only when our draws reject it: the paper's printed range, share below one and "
-    "number of cells with a fraction in (0, 1) against their distribution under our fit (parametric bootstrap of 64 "
-    "streams per cell), any two-sided p below the Bonferroni level over the four; where none rejects, this side is "
-    "skipped and the verdict is our side's",
-    reading=KAPPA_READING,
-)
+@discrepancy("RG-sim.fig3a.kappa", reason=KAPPA_REASON, reading=KAPPA_READING)
 @uses("rare_gates.grid")
 def test_fig3a_kappa_paper(results):
     f = _kappa_null(results["rare_gates.grid"])
+    _null_side(KAPPA_NAMES, f["paper"], f["pvals"], KAPPA_LEVEL, ".2f")
+
+
+def _null_side(names, paper, pvals, level: float, fmt: str) -> None:
+    """:func:`_paper_sample_side` of the paper's printed statistics ``paper`` (``names``) tested against their
+    distribution under our fit, two-sided p values ``pvals``: rejected when one lies below ``level`` (Bonferroni)."""
     _paper_sample_side(
-        any(pv < KAPPA_LEVEL for pv in f["pvals"]),
-        ", ".join(f"{name}: paper {v:.2f}, p = {pv:.4f}" for name, v, pv in zip(KAPPA_NAMES, f["paper"], f["pvals"]))
-        + f" (level {KAPPA_LEVEL:.4f} each)",
+        any(pv < level for pv in pvals),
+        ", ".join(f"{name}: paper {v:{fmt}}, p = {pv:.4f}" for name, v, pv in zip(names, paper, pvals))
+        + f" (level {level:.4f} each)",
     )
 
 
@@ -3293,6 +3234,11 @@ COND_READING = (
     "tested against its distribution under our estimate of the truth (per cell our fraction of runs with a sampled "
     "disagreement, and our conditional recovery with the Jeffreys half-count, so that a cell of ours at 1 is not "
     "taken as certain), two-sided, Bonferroni over the two; a rejection is a discrepancy, not a failure of ours"
+)
+COND_REASON = _sample_reason(
+    "the paper's range's ends (0.81 and 1) against their distribution under our fit (64 streams per cell), either "
+    "two-sided p below the Bonferroni level over the two",
+    "neither rejects",
 )
 
 
@@ -3418,21 +3364,10 @@ def test_fig3a_conditional(audit, results):
     assert min(his) >= 0.81 and max(fr) == 1.0
 
 
-@discrepancy(
-    "RG-sim.fig3a.conditional",
-    reason="sample-level, raised only when our draws reject it: the paper's range's ends (0.81 and 1) against their "
-    "distribution under our fit (64 streams per cell), either two-sided p below the Bonferroni level over the two; "
-    "where neither rejects, this side is skipped and the verdict is our side's",
-    reading=COND_READING,
-)
+@discrepancy("RG-sim.fig3a.conditional", reason=COND_REASON, reading=COND_READING)
 @uses("rare_gates.grid")
 def test_fig3a_conditional_paper(results):
-    f = _cond_paper(results["rare_gates.grid"])
-    _paper_sample_side(
-        any(pv < COND_LEVEL for pv in f["pvals"]),
-        ", ".join(f"{name}: paper {v:g}, p = {pv:.4f}" for name, v, pv in zip(("min", "max"), PAPER_COND, f["pvals"]))
-        + f" (level {COND_LEVEL:.4f} each)",
-    )
+    _null_side(("min", "max"), PAPER_COND, _cond_paper(results["rare_gates.grid"])["pvals"], COND_LEVEL, "g")
 
 
 def _kappa_mle(x, k, n) -> float:
@@ -3864,6 +3799,12 @@ WDFIRST_READING = (
     "our count at lambda = 0.01, two-sided Fisher exact at the Bonferroni level over the two weight decays it is "
     "claimed for (a rejection is a discrepancy, not a failure of ours)"
 )
+WDFIRST_REASON = "setting-dependent and " + _sample_reason(
+    f"the paper's none of {PAPER_A20_RUNS} runs (our reading) with a first disagreement after t = 240 at lambda = "
+    "0.01 against our count, two-sided Fisher exact below the Bonferroni level over the two weight decays; the "
+    "setting is a guess (see the reading), and at b <= 8 Appendix 20's own Lambda(t) makes 'none' likely",
+    "our draws do not reject",
+)
 
 
 @claim(
@@ -3950,39 +3891,22 @@ def test_weight_decay_first_disagreements(audit, results):
             "paper side",
         )
     )
-    q05 = PW.exception_rate(n)
     audit.evidence(
-        PW.literal_all(
-            audit,
-            alternative=f"first disagreements after t = 240 at lambda = 0.05 at a rate {q05:.4f}: 1 - 0.01^(1/{n}), "
-            f"at which none of {n} would have been a 1-in-100 event",
-            n=n,
-            rate=q05,
-            label="none at lambda = 0.05",
+        PW.Exceptions("first disagreements after t = 240 at lambda = 0.05", n, f"none of {n}", digits=4).literal(
+            audit, n, label="none at lambda = 0.05"
         )
     )
     assert late[0.05] == 0
     assert lo_k <= late[0.01] <= hi_k
 
 
-@discrepancy(
-    "RG-sim.A20.wdfirst",
-    reason="setting-dependent and sample-level, raised only when our draws reject it: the paper's none of "
-    f"{PAPER_A20_RUNS} runs (our reading) with a first disagreement after t = 240 at lambda = 0.01 against our count, "
-    "two-sided Fisher exact below the Bonferroni level over the two weight decays; the setting is a guess (see the "
-    "reading), and at b <= 8 Appendix 20's own Lambda(t) makes 'none' likely; where our draws do not reject, this "
-    "side is skipped and the verdict is our side's",
-    reading=WDFIRST_READING,
-)
+@discrepancy("RG-sim.A20.wdfirst", reason=WDFIRST_REASON, reading=WDFIRST_READING)
 @uses("rare_gates.weight_decay")
 def test_weight_decay_first_disagreements_paper(results):
     late, n = _late_first(results["rare_gates.weight_decay"])
     p = E.fisher_p(late[0.01], n, 0, PAPER_A20_RUNS)
-    _paper_sample_side(
-        p < WDFIRST_LEVEL,
-        f"lambda = 0.01: {late[0.01]} of our {n} runs with a first disagreement after t = 240 against the paper's 0 of "
-        f"{PAPER_A20_RUNS}: two-sided Fisher p = {p:.4f} (level {WDFIRST_LEVEL:g})",
-    )
+    what = "runs with a first disagreement after t = 240 at lambda = 0.01"
+    _fisher_side(late[0.01], n, p, what, f"0 of {PAPER_A20_RUNS}", WDFIRST_LEVEL)
 
 
 A20_PLATEAU_READING = (
@@ -3992,6 +3916,11 @@ A20_PLATEAU_READING = (
     "half's rate); the paper's literal none over its runs (PAPER_A20_RUNS per setting, unrecovered at H/2 in our "
     "proportion) is its sample's, compared with our count by a two-sided Fisher exact test (the paper's side); 'keeps "
     "accumulating' as a Wilson-significant gain over (H/2, H] at lambda = 0"
+)
+A20_PLATEAU_REASON = _sample_reason(
+    "the paper's plateau (no recovery in (H/2, H] over its runs, read as ours in number) against our count, "
+    "two-sided Fisher exact at 5%",
+    after=" (the late-recovery rate)",
 )
 
 
@@ -4049,16 +3978,18 @@ def test_weight_decay_plateau(audit, results):
     )
     # plateau: a rate among the runs unrecovered at H/2 (ours), the paper's literal none its sample's (its side)
     late, left, flat, left_paper = _a20_late(weight_decay)
-    q = PW.exception_rate(left_paper)
     audit.evidence(
-        PW.comparison(
+        PW.Exceptions(
+            "recoveries in (H/2, H]",
+            left_paper,
+            f"the paper's none over its {left_paper}",
+            of=" of the runs unrecovered at H/2",
+            digits=4,
+        ).fisher(
             audit,
-            alternative=f"recoveries in (H/2, H] at a rate {q:.4f} of the runs unrecovered at H/2: 1 - 0.01^(1/"
-            f"{left_paper}), at which the paper's none over its {left_paper} would have been a 1-in-100 event (the "
-            "paper's side: its none against ours)",
-            cells=[(0.0, left, left_paper, "plateau")],
-            directions={f"rate {q:.4f}": lambda p: q},
-            test="fisher",
+            left,
+            "plateau",
+            note=" (the paper's side: its none against ours)",
             label="the paper's side: Fisher vs its none",
         )
     )
@@ -4093,22 +4024,12 @@ def test_weight_decay_plateau(audit, results):
     assert E.wilson(gain0, out[0.0][2])[0] > 0
 
 
-@discrepancy(
-    "RG-sim.A20.wdplateau",
-    reason="sample-level, raised only when our draws reject it: the paper's plateau (no recovery in (H/2, H] over its "
-    "runs, read as ours in number) against our count, two-sided Fisher exact at 5%; where they do not reject, this "
-    "side is skipped and the verdict is our side's (the late-recovery rate)",
-    reading=A20_PLATEAU_READING,
-)
+@discrepancy("RG-sim.A20.wdplateau", reason=A20_PLATEAU_REASON, reading=A20_PLATEAU_READING)
 @uses("rare_gates.weight_decay")
 def test_weight_decay_plateau_paper(results):
     late, left, _, left_paper = _a20_late(results["rare_gates.weight_decay"])
     p = E.fisher_p(late, left, 0, left_paper)
-    _paper_sample_side(
-        p < 0.05,
-        f"{late} of our {left} runs unrecovered at H/2 recover in (H/2, H], against the paper's none of "
-        f"{left_paper}: two-sided Fisher p = {p:.4f}",
-    )
+    _fisher_side(late, left, p, "runs unrecovered at H/2 that recover in (H/2, H]", f"0 of {left_paper}", 0.05)
 
 
 Z_NOISE = E.z_bonferroni(7)  # seven noise settings compared with the paper's values
@@ -4499,15 +4420,9 @@ def test_joint_fresh(audit, results):
     fresh = joint["recovered"][:, 0, :]
     audit.ours(f"{int(fresh.sum())}/{fresh.size}", label="fresh runs (T = 0) that recover, all step sizes")
     audit.evidence("Fresh target streams (T = 0) from every draw at every step size, H = 200: literally all recover.")
-    q = PW.exception_rate(64)
     audit.evidence(
-        PW.literal_all(
-            audit,
-            alternative=f"fresh failures at a rate {q:.3f}: 1 - 0.01^(1/64), at which the paper's own 'always' over "
-            "its 64 draws would have been a 1-in-100 event",
-            n=fresh.shape[1],
-            rate=q,
-            label="one step size (independent draws)",
+        PW.Exceptions("fresh failures", 64, "the paper's own 'always' over its 64 draws").literal(
+            audit, fresh.shape[1], label="one step size (independent draws)"
         )
     )
     assert fresh.all()
