@@ -7,6 +7,9 @@ line weights' masses and gradients against differences, and bad input.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -109,6 +112,8 @@ def test_the_fixed_point_on_a_boundary_is_complementary():
         (lambda m, th: AV.expected_hessian(m, th, th[:3]), "d must have shape"),
         (lambda m, th: AV.averaged_central_flow(m, th, 0.9, 1.0, 1.0), "T must exceed t0"),
         (lambda m, th: AV.averaged_central_flow(m, th, 0.9, 0.0, 1.0, [0.5, 2.0]), "t_eval must be"),
+        (lambda m, th: AV.averaged_central_flow(m, th, 0.9, 0.0, 1.0, [0.0, 1.0]), r"inside \(0.0, 1.0\]"),
+        (lambda m, th: AV.averaged_central_flow(m, th, 0.9, 0.0, 1.0, [np.nan]), "of finite times"),
         (lambda m, th: AV.averaged_central_flow(m, th, 0.9, 0.0, 1.0, rtol=0.0), "rtol"),
     ],
 )
@@ -208,48 +213,13 @@ def test_the_region_lcp_derivation():
 # --- the fixed point's Newton fallback (averaged._newton) ----------------------------------------------------
 
 # ReLU draw 8 (experiments.relu_setting(SEED, 8)) at pull-back rate gamma = 2, on its averaged continuation past the
-# hybrid flow's stop: the state theta of one right-hand-side call and the warm start (q0, s0) the call before left.
-# There DT_q has an eigenvalue below -1 (|DT_q| ~ 2): plain sweeps settle on a period-two orbit.
-OSC_THETA = [
-    0.14722146188646537, 0.10587525422116083, 0.8984573033819855, 0.11350043249249567, -0.283065779012485,
-    0.39407458540485296, -0.21081236136929798, -0.4591861523850959, -0.7763962320577905, 0.012727179005665973,
-    0.055815888035900776, 0.02867912265075322,
-]  # fmt: skip
-OSC_Q0 = [
-    -0.1388165905813485, -0.2561259102544057, -0.5210271289155645, -0.015539368677864653, -0.001345997696961594,
-    -0.09309980516110537, 0.09076428790641076, 0.06288128298896882, 0.5726386025222905, 0.08261546362178644,
-    0.05337747033424579, 0.5338236561104042,
-]  # fmt: skip
-OSC_S0 = 0.03162873200812727
-
-# The same run near a fold: at FOLD_THETA two fixed points (the warm branch OLD, and NEW, 0.04 away in q) both pass
-# the acceptance test; 1.3e-3 further on (FOLD_THETA + FOLD_STEP) the OLD branch has ended and the solver jumps.
-FOLD_THETA = [
-    0.14568783617290013, 0.10616199838082144, 0.8971933859321315, 0.113443407793189, -0.28408913472638203,
-    0.38880258896402586, -0.21025422967031962, -0.46121964523251324, -0.7724349574927087, 0.011532629357196705,
-    0.054031997800668814, 0.022180076248430738,
-]  # fmt: skip
-FOLD_STEP = [
-    0.0001919618134318679, 6.692229545093853e-06, 0.00014032826605514526, 1.2241300034743219e-06,
-    0.00011886163400814942, 0.0007584538961771248, -6.964907510562113e-05, 0.00025476672602842143,
-    -0.0004469099036743529, 0.00017110357662877482, 0.00024510983561866484, 0.0008957773810538625,
-]  # fmt: skip
-FOLD_OLD = (
-    [
-        -0.14186824434057352, -0.2750829970096945, -0.527906336740493, -0.013878758576732965, 0.0010372180999385634,
-        -0.062098876118496044, 0.09236172616658503, 0.06604205556120601, 0.5983898534429833, 0.07702541831564637,
-        0.05024123438237663, 0.491983662829592,
-    ],
-    0.03191031488054275,
-)  # fmt: skip
-FOLD_NEW = (
-    [
-        -0.14053523541512372, -0.2657060656397211, -0.5236519027325759, -0.014678513863629884,
-        -0.00025166765883056445, -0.08549847085357591, 0.09139003593324009, 0.06522098782460145, 0.5826206926107309,
-        0.0795718798676855, 0.052265899409920005, 0.5165240679230396,
-    ],
-    0.030860756761689877,
-)  # fmt: skip
+# hybrid flow's stop, states recorded in data/relu_draw8_states.json:
+# - "oscillation": the state theta of one right-hand-side call and the warm start (q0, s0) the call before left. There
+#   DT_q has an eigenvalue below -1 (|DT_q| ~ 2): plain sweeps settle on a period-two orbit.
+# - "fold": the same run near a fold: at its theta two fixed points (the warm branch "old", and "new", 0.04 away in q)
+#   both pass the acceptance test; 1.3e-3 further on (theta + step) the old branch has ended and the solver jumps.
+DRAW8 = json.loads((Path(__file__).parent / "data" / "relu_draw8_states.json").read_text())
+OSC, FOLD = DRAW8["oscillation"], DRAW8["fold"]
 
 
 def _draw8():
@@ -264,8 +234,8 @@ def test_newton_solves_a_state_where_the_plain_sweeps_oscillate(monkeypatch):
 
     monkeypatch.setattr(AV, "RELAX", 2.0)
     model, eta = _draw8()
-    th, q0 = np.array(OSC_THETA), np.array(OSC_Q0)
-    got = AV._newton(model, th, eta, q0, OSC_S0)
+    th, q0, s0 = np.array(OSC["theta"]), np.array(OSC["q0"]), OSC["s0"]
+    got = AV._newton(model, th, eta, q0, s0)
     assert got is not None and got["solver"] == "newton" and got["residual"] <= AV.FIXED_TOL
     assert abs(got["rate"]) <= AV.FIXED_TOL * (np.linalg.norm(got["c"]) * np.linalg.norm(got["velocity"]) + 4 / eta)
     # plain sweeps of q at the solution's s: a period-two orbit (q_{k+2} = q_k, q_{k+1} != q_k), never converging
@@ -276,8 +246,8 @@ def test_newton_solves_a_state_where_the_plain_sweeps_oscillate(monkeypatch):
     assert np.linalg.norm(qs[-1] - qs[-3]) < 1e-6 and np.linalg.norm(qs[-1] - qs[-2]) > 1e-3
     assert UQ.linearised_lcp(model, th, eta, got["s"], got["q"])["contraction"] > 1  # |DT_q| > 1 at the solution
     # the Anderson sweeps from the same warm start stall; the call is still solved warm (no cold restart), by Newton
-    assert AV._fixed_point(model, th, eta, q0, OSC_S0) is None
-    warm = AV.averaged_cf_velocity(model, th, eta, q0, OSC_S0)
+    assert AV._fixed_point(model, th, eta, q0, s0) is None
+    warm = AV.averaged_cf_velocity(model, th, eta, q0, s0)
     assert warm["start"] == "warm" and warm["solver"] == "newton"
     cold = AV.averaged_cf_velocity(model, th, eta)  # the same fixed point from the region's central flow
     assert abs(cold["s"] - got["s"]) <= UQ.SAME_S * got["s"] and np.linalg.norm(cold["q"] - got["q"]) <= UQ.SAME_Q
@@ -303,15 +273,15 @@ def test_newton_on_the_exact_cases():
 
 
 def test_near_a_fold_two_fixed_points_coexist_and_newton_gives_up_on_the_ended_branch(monkeypatch):
-    """Rate gamma = 2, draw 8: the fixed point is not unique at FOLD_THETA; the warm branch ends just after it."""
+    """Rate gamma = 2, draw 8: the fixed point is not unique at FOLD["theta"]; the warm branch ends just after it."""
     monkeypatch.setattr(AV, "RELAX", 2.0)
     model, eta = _draw8()
-    th = np.array(FOLD_THETA)
-    old = AV._solve(model, th, eta, np.array(FOLD_OLD[0]), FOLD_OLD[1])
-    new = AV._solve(model, th, eta, np.array(FOLD_NEW[0]), FOLD_NEW[1])
+    th = np.array(FOLD["theta"])
+    old = AV._solve(model, th, eta, np.array(FOLD["old"]["q"]), FOLD["old"]["s"])
+    new = AV._solve(model, th, eta, np.array(FOLD["new"]["q"]), FOLD["new"]["s"])
     assert old is not None and new is not None  # both accepted: |q - q^| <= FIXED_TOL and |r| <= FIXED_TOL x scale
     assert np.linalg.norm(old["q"] - new["q"]) > 0.01 and abs(old["s"] - new["s"]) > 0.01 * new["s"]
-    ahead = th + np.array(FOLD_STEP)
+    ahead = th + np.array(FOLD["step"])
     assert AV._newton(model, ahead, eta, old["q"], old["s"]) is None  # a positive minimum of |R|: it stalls
     assert AV.averaged_cf_velocity(model, ahead, eta, old["q"], old["s"])["start"] == "cold"  # the jump
 

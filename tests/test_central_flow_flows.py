@@ -343,6 +343,53 @@ def test_relu_central_flow_stops_only_with_a_reason():
     assert "outside [0, 1]" in traj.stop and 3.0 < t_slide < 3.1 and traj.t[-1] <= t_slide
 
 
+def _edge_boundary():
+    """Draw 17 of ``_relu_instance`` moved onto the boundary z_40 = 0: below it gradient flow, above it the edge.
+
+    eta puts the region above (gate 1) at 1.0001 x 2/eta and the one below (gate 0) at 0.89 x 2/eta.
+    Below, gradient flow raises z_40 (z' = +0.085); above, gradient flow would raise it too (z' = +0.0018),
+    but the central flow there lowers it (z' = -0.00028): the two modes give z' opposite signs.
+    """
+    model, th = _relu_instance(17)
+    n, d, r = model.shape
+    U, V = models.mf_unpack(th, n, d, r)
+    x = model.data["X"][4]  # a unit row
+    V[:, 0] -= (x @ V[:, 0]) * x
+    th = models.mf_pack(U, V)
+    below = model.gates(th)
+    below[4, 0] = 0.0
+    above = below.copy()
+    above[4, 0] = 1.0
+    eta = 2.0 / np.linalg.eigvalsh(model.hessian(th, above))[-1] * (1 + 1e-4)
+    return model, th, eta, below, above
+
+
+def test_boundary_rates_read_the_side_not_entered_in_its_own_mode():
+    model, th, eta, below, above = _edge_boundary()
+    assert np.linalg.eigvalsh(model.hessian(th, below))[-1] * eta / 2 < 0.9
+    assert F._entry_mode(model, th, eta, above, 0, 1, "hybrid") == 1  # entering above re-counts it at the edge
+    zd = F._boundary_rates(model, th, eta, below, set(), (4, 0), 0, 1, "hybrid")
+    gf_above = F._zdot(model, th, F._velocity(model, th, eta, 0, above, set()), 4, 0)
+    cf_above = F._zdot(model, th, SPEC._cf_velocity(model, th, eta, 1, above)["velocity"], 4, 0)
+    assert zd[0.0] > 0  # the side the flow is in (gradient flow) pushes onto the boundary
+    # the side above is read with the central flow it would have there, which pushes back (gradient flow would not)
+    assert zd[1.0] == cf_above and cf_above < -1e-4 and gf_above > 1e-3
+    # the fixed-mode flows keep their mode on both sides
+    assert F._boundary_rates(model, th, eta, below, set(), (4, 0), 0, 0, "gf")[1.0] == gf_above
+
+
+def test_hybrid_flow_slides_where_the_side_ahead_pushes_back_in_its_own_mode():
+    # arriving from below in gradient-flow mode (one Euler step back from the boundary state): the central flow
+    # of the region above pushes back, so the flow slides in mode 0; read in mode 0 the side above would be crossed into
+    model, th, eta, below, above = _edge_boundary()
+    th0 = th + 0.01 * eta * model.grad(th, below)
+    assert model.preacts(th0)[4, 0] < 0 and np.all(model.gates(th0) == below)
+    traj = F.hybrid_flow(model, th0, eta, 0.02, [0.01, 0.02])
+    assert traj.stop is None and [e["kind"] for e in traj.events] == ["slide"]
+    assert traj.events[0]["pair"] == (4, 0) and 0.0098 < traj.events[0]["t"] < 0.0100
+    assert traj.slides[0]["k0"] == 0 and np.all(traj.k == 0) and np.all(traj.gates[:, 4, 0] == 0)
+
+
 @pytest.mark.parametrize(
     "args, match",
     [

@@ -106,7 +106,7 @@ GOOD = {"model": M, "theta0": [1.3, 0.4], "eta": 0.9, "t0": 0.0, "T": 1.0, "dt":
         ({"theta0": [1.0]}, r"theta0 must have shape \(2,\); got \(1,\)"),
         ({"theta0": [1.0, np.inf]}, "theta0 must contain only finite numbers"),
         ({"dt": 1e-9}, "dt must be >= "),
-        ({"t_eval": [0.5, 2.0]}, r"t_eval must be strictly increasing inside \[t0, T\]"),
+        ({"t_eval": [0.5, 2.0]}, r"t_eval must be strictly increasing inside \[0.0, 1.0\]"),
         ({"t_eval": [[0.5]]}, "t_eval must be a non-empty 1-D array"),
     ],
 )

@@ -440,10 +440,8 @@ def averaged_central_flow(
     T = real(T, "T")
     if not T > t0:
         raise ValueError(f"T must exceed t0 = {t0!r}; got {T!r}")
-    rtol, atol = _positive(rtol, "rtol"), _positive(atol, "atol")
-    grid = np.array([T]) if t_eval is None else np.asarray(t_eval, dtype=np.float64)
-    if grid.ndim != 1 or grid.size < 1 or np.any(np.diff(grid) <= 0) or grid[0] <= t0 or grid[-1] > T:
-        raise ValueError(f"t_eval must be a strictly increasing 1-D array inside (t0, T] = ({t0}, {T}]")
+    rtol, atol = F._tolerances(rtol, atol)
+    grid = F._t_eval(t_eval, T, t0, open_start=True)
     warm: dict[str, Any] = {"q": None, "s": None, "res": 0.0, "cold": 0, "newton": 0, "damped": 0}
 
     def rhs(_t: float, y: np.ndarray) -> np.ndarray:

@@ -79,14 +79,16 @@ MAX_SEGMENTS = 200  # switches (modes, ReLU gates) of one run before it gives up
 MAX_SAME_TIME = 16  # switches at one instant before a run stops (no consistent continuation there)
 
 
-def _t_eval(t_eval: ArrayLike | None, T: float) -> np.ndarray:
+def _t_eval(t_eval: ArrayLike | None, T: float, t0: float = 0.0, open_start: bool = False) -> np.ndarray:
+    """The sample times of a run from t0 to T: ``t_eval``, strictly increasing inside [t0, T] ((t0, T] with
+    ``open_start``), or [T] when None; a ValueError naming the interval otherwise."""
     if t_eval is None:
         return np.array([T])
     arr = np.asarray(t_eval, dtype=np.float64)
     if arr.ndim != 1 or arr.size < 1 or not np.all(np.isfinite(arr)):
         raise ValueError("t_eval must be a non-empty 1-D array of finite times")
-    if np.any(np.diff(arr) <= 0) or arr[0] < 0 or arr[-1] > T:
-        raise ValueError(f"t_eval must be strictly increasing inside [0, T] = [0, {T}]")
+    if np.any(np.diff(arr) <= 0) or arr[0] < t0 or (open_start and arr[0] == t0) or arr[-1] > T:
+        raise ValueError(f"t_eval must be strictly increasing inside {'(' if open_start else '['}{t0!r}, {T!r}]")
     return arr
 
 
@@ -444,6 +446,54 @@ def sliding_velocity(
     return _slide_solve(model, theta, eta, G, pset, bool(held_active), act)
 
 
+def _side_velocity(
+    model: Model, y: np.ndarray, eta: float, k: int, G: np.ndarray, sliding: set[tuple[int, int]], policy: str
+) -> np.ndarray:
+    """The velocity in mode k with held gates G and sliding pairs ``sliding`` (corner constraints re-counted)."""
+    if sliding and policy != "gf":
+        act = _active_corners(model, y, eta, G, sliding, policy)
+        if k >= 1 or act:
+            return _slide_solve(model, y, eta, G, sliding, k >= 1, act)["velocity"]
+    return _velocity(model, y, eta, k, G, sliding)
+
+
+def _entry_mode(model: Model, y: np.ndarray, eta: float, G: np.ndarray, k: int, k_max: int, policy: str) -> int:
+    """The mode the flow takes on entering region G at y from mode k.
+
+    The hybrid flow re-counts the eigenvalues of G's Hessian at the edge, lambda >= (1 - EDGE_LEAVE) 2/eta
+    (the top k_max + 1; more than k_max stops the run); the fixed-mode flows ('gf', 'cf') keep k.
+    """
+    if policy != "hybrid":
+        return k
+    lam = np.linalg.eigvalsh(model.hessian(y, G))[::-1]
+    return int(np.sum(lam[: k_max + 1] >= (2.0 / eta) * (1 - EDGE_LEAVE)))
+
+
+def _boundary_rates(
+    model: Model,
+    y: np.ndarray,
+    eta: float,
+    G: np.ndarray,
+    sliding: set[tuple[int, int]],
+    pair: tuple[int, int],
+    k: int,
+    k_max: int,
+    policy: str,
+) -> dict[float, float]:
+    """z' of ``pair`` on both sides of its boundary z = 0 at y, each side with the velocity the flow has there.
+
+    The side the flow is in (gate G[pair]) in the current mode k; the other in the mode it would take on
+    entering it (:func:`_entry_mode`), with that region's Hessian and covariance. Keys: the side's gate.
+    """
+    zd: dict[float, float] = {}
+    for gate in (0.0, 1.0):
+        Gs = G.copy()
+        Gs[pair] = gate
+        kk = k if gate == G[pair] else _entry_mode(model, y, eta, Gs, k, k_max, policy)
+        zd[gate] = _zdot(model, y, _side_velocity(model, y, eta, kk, Gs, sliding, policy), *pair)
+    return zd
+
+
 def _piecewise(model, theta0, eta, T, grid, policy, k_fixed, k_max, rtol, atol) -> Trajectory:
     """Integrate GF (policy 'gf'), the CF with k_fixed directions ('cf') or the hybrid flow ('hybrid').
 
@@ -472,20 +522,6 @@ def _piecewise(model, theta0, eta, T, grid, policy, k_fixed, k_max, rtol, atol) 
                 cache.clear()
             got = cache[key] = _slide_solve(model, y, eta, G, sliding, k >= 1, act)
         return got
-
-    def side_velocity(y: np.ndarray, kk: int, Gh: np.ndarray, sl: set[tuple[int, int]]) -> np.ndarray:
-        """The velocity in mode kk with held gates Gh and sliding pairs sl (corner constraints re-counted)."""
-        if sl and policy != "gf":
-            a = _active_corners(model, y, eta, Gh, sl, policy)
-            if kk >= 1 or a:
-                return _slide_solve(model, y, eta, Gh, sl, kk >= 1, a)["velocity"]
-        return _velocity(model, y, eta, kk, Gh, sl)
-
-    def entry_mode(y: np.ndarray, Gh: np.ndarray) -> int:
-        """The mode the flow takes on entering region Gh from mode k (the hybrid flow's re-count)."""
-        if policy != "hybrid" or k == 0:
-            return k
-        return k if np.linalg.eigvalsh(model.hessian(y, Gh))[-1] >= floor else 0
 
     if policy == "gf":
         k = 0
@@ -535,8 +571,7 @@ def _piecewise(model, theta0, eta, T, grid, policy, k_fixed, k_max, rtol, atol) 
             if policy != "hybrid" or (not changed and np.array_equal(before, G)):
                 return True
             changed = False
-            lam = eigs(y)  # the held region moved: re-count the eigenvalues at the edge
-            new_k = int(np.sum(lam[: k_max + 1] >= edge * (1 - EDGE_LEAVE)))
+            new_k = _entry_mode(model, y, eta, G, k, k_max, policy)  # the held region moved: re-count
             if new_k > k_max:
                 stop = f"after the gate change at t = {t!r} more than k_max = {k_max} eigenvalues are at the edge"
                 return False
@@ -690,12 +725,7 @@ def _piecewise(model, theta0, eta, T, grid, policy, k_fixed, k_max, rtol, atol) 
             else:
                 _, i, j = tag
                 old = G[i, j]
-                zd: dict[float, float] = {}
-                for gate in (0.0, 1.0):
-                    Gs = G.copy()
-                    Gs[i, j] = gate
-                    kk = k if gate == old or not sliding else entry_mode(y0, Gs)  # that side's velocity
-                    zd[gate] = _zdot(model, y0, side_velocity(y0, kk, Gs, sliding), i, j)
+                zd = _boundary_rates(model, y0, eta, G, sliding, (i, j), k, k_max, policy)
                 crossed = (old == 1.0 and zd[0.0] <= 0) or (old == 0.0 and zd[1.0] >= 0)
                 if crossed:
                     G[i, j] = 1.0 - old
@@ -712,8 +742,7 @@ def _piecewise(model, theta0, eta, T, grid, policy, k_fixed, k_max, rtol, atol) 
                 if k == 0 and not (sliding and _active_corners(model, y0, eta, G, sliding, policy)):
                     _settle_sliding(model, y0, G, sliding, events, t0)
                 if policy == "hybrid" and crossed:
-                    lam = eigs(y0)
-                    new_k = int(np.sum(lam[: k_max + 1] >= edge * (1 - EDGE_LEAVE)))
+                    new_k = _entry_mode(model, y0, eta, G, k, k_max, policy)
                     if new_k > k_max:
                         stop = (
                             f"after the gate change at t = {t0!r} more than k_max = {k_max} eigenvalues are at the edge"
@@ -951,7 +980,9 @@ def hybrid_flow(
     sharpness). When lambda_{k_max + 1} reaches 2/eta the run stops there (``stop`` says so):
     more critical directions than allowed. A start above the edge is refused. For the ReLU
     model a gate crossing switches to the new region's Hessian (the paper's piecewise
-    continuation, Figure 4) and re-counts the eigenvalues at the edge; GF slides along a
+    continuation, Figure 4) and re-counts the eigenvalues at the edge. At a boundary the flow
+    crosses when the side ahead, in the mode that re-count gives it (with its own Hessian and
+    covariance), carries z on across, and slides otherwise: GF slides along a
     boundary as in :func:`gradient_flow`, and the central flow (k = 1) by the Filippov sliding
     continuation of :func:`sliding_velocity` (our construction, not the paper's averaged flow),
     holding the held region's sharpness; ``Trajectory.slides`` lists the sliding intervals. The

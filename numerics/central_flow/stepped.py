@@ -49,7 +49,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from numerics.central_flow import spectra
-from numerics.central_flow.flows import EDGE_LEAVE
+from numerics.central_flow.flows import EDGE_LEAVE, _t_eval
 from numerics.central_flow.models import Model, _positive, _theta
 from numerics.validation import integer, real
 
@@ -98,17 +98,6 @@ class SteppedRun:
     stop: str | None = None
     negative_sigma2: list[float] = field(default_factory=list)
     contacts: list[float] = field(default_factory=list)
-
-
-def _grid(t_eval: ArrayLike | None, t0: float, T: float) -> np.ndarray:
-    if t_eval is None:
-        return np.array([T])
-    arr = np.asarray(t_eval, dtype=np.float64)
-    if arr.ndim != 1 or arr.size < 1 or not np.all(np.isfinite(arr)):
-        raise ValueError("t_eval must be a non-empty 1-D array of finite times")
-    if np.any(np.diff(arr) <= 0) or arr[0] < t0 or arr[-1] > T:
-        raise ValueError(f"t_eval must be strictly increasing inside [t0, T] = [{t0!r}, {T!r}]")
-    return arr
 
 
 def _point(model: Model, y: np.ndarray, eta: float, floor: float) -> dict:
@@ -204,7 +193,7 @@ def stepped_central_flow(
     dt = _positive(dt, "dt")
     if (T - t0) / dt > MAX_STEPS:
         raise ValueError(f"dt must be >= (T - t0) / {MAX_STEPS} = {(T - t0) / MAX_STEPS!r}; got {dt!r}")
-    grid = _grid(t_eval, t0, T)
+    grid = _t_eval(t_eval, T, t0)
     edge = 2.0 / eta
     floor = edge * (1.0 - EDGE_LEAVE)
     e = np.empty(0)
