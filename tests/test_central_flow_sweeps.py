@@ -135,3 +135,88 @@ def test_eos_scan_perturbation_moves_the_start_only_when_asked():
     assert E.eos_scan("scalar", 0.9, 1.002, 0.3, steps=410, perturb=0.0) == base
     moved = E.eos_scan("scalar", 0.9, 1.002, 0.3, steps=410, perturb=1e-12)
     assert moved["lam0"] != base["lam0"] and abs(moved["lam0"] - base["lam0"]) < 1e-9
+
+
+# --- the neighbourhood of the EoS settings: the sizes eos_c_excess and eos_scale ---------------------------------
+
+_MOVED = ("central_flow.eos_track", "central_flow.eos_separate")
+
+
+def test_eos_moves_reach_the_cells_only_when_set():
+    """At the chosen setting the cells keep their store keys; a neighbour's factors join every key of both."""
+    from numerics.sweep.store import cell_key
+
+    for name in _MOVED:
+        exp = experiment(name)
+        plain = exp.cells(E.sizes_with("quick", {}))
+        assert all(set(p["kwargs"]) <= {"model", "i", "steps"} for p in plain), name  # the keys before the sizes
+        keys = {tuple(cell_key(name, p) for p in plain)}
+        for moves in ({"eos_c_excess": "0.5"}, {"eos_scale": "0.8"}, {"eos_c_excess": "1.25", "eos_scale": "0.8"}):
+            cells = exp.cells(E.sizes_with("quick", moves))
+            want = {"c_excess": float(moves.get("eos_c_excess", 1)), "scale": float(moves.get("eos_scale", 1))}
+            want = {k: v for k, v in want.items() if v != 1}
+            assert all({k: p["kwargs"][k] for k in want} == want for p in cells), (name, moves)
+            assert all(set(p["kwargs"]) - set(want) <= {"model", "i", "steps"} for p in cells), (name, moves)
+            keys.add(tuple(cell_key(name, p) for p in cells))
+        assert len(keys) == 4, name  # each setting its own cells: the store never mixes settings
+        assert E.sizes_with("quick", {"eos_c_excess": "1", "eos_scale": "1.0"}) == E.sizes("quick")
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"eos_scale": "3"}, r"size eos_scale must be a factor in \[0.2, 2\] \(it multiplies the EoS settings' start"),
+        ({"eos_scale": "0.1"}, r"size eos_scale must be a factor in \[0.2, 2\] \(it multiplies the EoS settings' start "
+         r"scale\); got '0.1'"),
+        ({"eos_c_excess": "20"}, r"size eos_c_excess must be a factor in \[0.1, 10\] \(it multiplies the EoS "
+         r"settings' c - 1\); got '20'"),
+        ({"eos_c_excess": "0"}, r"size eos_c_excess must be a number > 0; got '0'"),
+        ({"eos_c_excess": "-0.5"}, r"size eos_c_excess must be a number > 0"),
+        ({"eos_scale": "nan"}, r"size eos_scale must be a number > 0"),
+        ({"eos_scale": "wide"}, r"size eos_scale must be a number > 0; got 'wide'"),
+    ],
+)  # fmt: skip
+def test_bad_eos_moves_are_refused_naming_the_size(overrides, message):
+    assert_sizes_refused(E, overrides, message)
+
+
+def test_eos_setting_moves_c_minus_one_and_the_start_scale():
+    for m in E.EOS_MODELS:
+        assert E.eos_setting(m) == E.EOS_SETTINGS[m]  # the chosen setting, exactly
+        got = E.eos_setting(m, 2.0, 0.5)
+        base = E.EOS_SETTINGS[m]
+        assert got == {**base, "c": 1 + 2.0 * (base["c"] - 1), "scale": 0.5 * base["scale"]} and got["c"] > 1
+    sep = E.eos_setting("mf", 0.5, 2.0, E.EOS_SEPARATE["mf"])
+    assert sep == {**E.EOS_SEPARATE["mf"], "c": pytest.approx(1.00025, abs=1e-15), "scale": 0.6}  # lag, steps kept
+    with pytest.raises(ValueError, match="c_excess"):
+        E.eos_setting("mf", -1.0)
+
+
+class _Built(Exception):
+    """Raised by the spy below once the run's start is built: the rest of the run is not needed."""
+
+
+@pytest.mark.parametrize("call", ["eos_track", "eos_separate"])
+def test_the_moved_setting_reaches_the_problem_and_the_default_is_the_drawn_one(monkeypatch, call):
+    """The runs' start and model at (c_excess, scale), and at (1, 1) those of the setting functions' draw."""
+    seen = []
+
+    def spy(model, theta, eta, steps):
+        seen.append((model, theta.copy(), eta))
+        raise _Built
+
+    monkeypatch.setattr(E.F, "gradient_descent", spy)
+    for kw in ({}, {"c_excess": 0.5, "scale": 0.8}):
+        with pytest.raises(_Built):
+            getattr(E, call)("mf", 2, perturb=1e-12, **kw)
+    (m0, th0, eta0), (m1, th1, _) = seen
+    base = E.EOS_SETTINGS["mf"] if call == "eos_track" else E.EOS_SEPARATE["mf"]
+    if call == "eos_track":  # the default run is draw 2 of mf_eos_setting, perturbed as experiments.draw keys it
+        dm, dth, deta = E.draw(E.mf_eos_setting, 2, 1e-12)
+        assert np.array_equal(th0, dth) and np.array_equal(m0.data["Y"], dm.data["Y"]) and eta0 == deta
+    moved = E.eos_setting("mf", 0.5, 0.8, base)
+    want, wth, _ = E.eos_problem("mf", moved["eta"], moved["c"], moved["scale"], E.SEED, 2)
+    assert np.array_equal(m1.data["Y"], want.data["Y"])  # Y = A diag(s, s/2) B^T with s = c / eta
+    s0, s1 = (np.linalg.svd(m.data["Y"], compute_uv=False)[0] for m in (m0, m1))
+    assert s1 / s0 == pytest.approx(moved["c"] / base["c"], rel=1e-12)
+    assert np.allclose(th1, wth, rtol=1e-10) and not np.allclose(th1, wth, rtol=1e-14, atol=0)  # perturbed start

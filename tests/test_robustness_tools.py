@@ -57,3 +57,28 @@ def test_compare_cli_exit_codes(tmp_path, capsys):
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(ValueError, match="not an audit report"):
         load_verdicts(tmp_path / "bad.json")
+
+
+def test_neighbourhood_rule_tolerates_only_moves_by_power(tmp_path, capsys):
+    """``--rule neighbourhood``: confirmed (or confirmed-reading) <-> inconclusive is listed; any other move fails."""
+    base = {"A": "confirmed", "B": "inconclusive", "C": "confirmed", "D": "inconclusive", "E": "discrepancy",
+            "F": "confirmed-reading", "G": "vacuous"}  # fmt: skip
+    other = {"A": "inconclusive", "B": "confirmed", "C": "discrepancy", "D": "check-failed", "E": "inconclusive",
+             "F": "inconclusive", "G": "confirmed"}  # fmt: skip
+    out = compare(base, other, "neighbourhood")
+    assert [c["id"] for c in out["power"]] == ["A", "B", "F"]
+    assert [c["id"] for c in out["changed"]] == ["C", "D", "E", "G"]
+    assert len(compare(base, other)["changed"]) == 7
+    assert "power" not in compare(base, other)  # the exact rule: every move counts
+    a = _report(tmp_path / "a.json", {"A": "confirmed", "B": "confirmed"})
+    b = _report(tmp_path / "b.json", {"A": "inconclusive", "B": "confirmed"})
+    c = _report(tmp_path / "c.json", {"A": "inconclusive", "B": "discrepancy"})
+    assert main([str(a), str(b), "--rule", "neighbourhood"]) == 0
+    text = capsys.readouterr().out
+    assert "A: confirmed -> inconclusive (power; tolerated" in text and "0 verdicts changed, 1 moved by power" in text
+    assert main([str(a), str(b)]) == 1  # the default rule is exact
+    capsys.readouterr()
+    assert main([str(a), str(c), "--rule", "neighbourhood"]) == 1
+    assert "B: confirmed -> discrepancy" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="rule must be one of exact, neighbourhood; got 'loose'"):
+        compare(base, other, "loose")

@@ -75,13 +75,17 @@ def _eos_scan_cells(z: E.Sizes) -> list[dict]:
 
 
 def _eos_track_cells(z: E.Sizes) -> list[dict]:
+    # a neighbour of the chosen setting (sizes eos_c_excess, eos_scale) adds its factors to the keys (E.eos_moves)
     return [
-        call_cell("eos_track", model=m, i=i, steps=z.eos_track_steps) for m in E.EOS_MODELS for i in range(z.eos_draws)
+        call_cell("eos_track", model=m, i=i, steps=z.eos_track_steps, **E.eos_moves(z))
+        for m in E.EOS_MODELS
+        for i in range(z.eos_draws)
     ]
 
 
 def _eos_separate_cells(z: E.Sizes) -> list[dict]:
-    return [call_cell("eos_separate", model=m, i=i) for m in E.EOS_SEPARATE for i in range(z.eos_sep_draws)]
+    moves = E.eos_moves(z)
+    return [call_cell("eos_separate", model=m, i=i, **moves) for m in E.EOS_SEPARATE for i in range(z.eos_sep_draws)]
 
 
 def _regime_cells(z: E.Sizes) -> list[dict]:
@@ -145,14 +149,15 @@ EXPERIMENTS = call_experiments(
         (
             "eos_track",
             "Section 1: time-averaged GD against the hybrid central flow in the EoS settings, a cell per (model, draw) "
-            "(sizes: eos_draws, eos_track_steps)",
+            "(sizes: eos_draws, eos_track_steps; eos_c_excess, eos_scale move the setting)",
             _eos_track_cells,
             _listed,
         ),
         (
             "eos_separate",
             "Section 1: GD midpoints against the central flow and gradient flow over long horizons (scalar: 3000 "
-            "steps, mf: 1000), a cell per (model, draw) (sizes: eos_sep_draws)",
+            "steps, mf: 1500), a cell per (model, draw) (sizes: eos_sep_draws; eos_c_excess, eos_scale move the "
+            "setting)",
             _eos_separate_cells,
             _listed,
         ),

@@ -129,8 +129,9 @@ def _by_construction_power(audit, what: str, why: str) -> None:
 
 
 READ_EOS = (
-    "moved to the EoS settings of experiments.EOS_SETTINGS (eta = 0.9, c = eta lambda*/2 = 1.002, scalar eta y = "
-    "1.0005, start scale 0.3; the runs of central_flow.eos_track, 6 draws per model quick, 12 full), where GD "
+    f"moved to the EoS settings of experiments.EOS_SETTINGS ({E.eos_setting_text()}; a neighbourhood rerun "
+    "multiplies c - 1 and the start scale by the sizes eos_c_excess and eos_scale, as the report's profile states; "
+    "the runs of central_flow.eos_track, 6 draws per model quick, 12 full), where GD "
     "sustains the edge (CF-1.eos-*); the hybrid CF and GF start at the last GD midpoint below the edge and run "
     "over the compared steps (200 quick, 400 full); GD's and the midpoints' changes are from theta_0"
 )
@@ -176,7 +177,7 @@ def _eq18_at_contact(runs) -> list[float]:
         **EOS_FITTED,
         "the central flow's change over the compared steps of eos_track (200 quick, start scale 0.3), the runs of "
         "the GD half": "0.084-0.085 of |h| (quick): below the 0.1 reading of O(1), the CF half fails; the check "
-        "switches to eos_separate (start scale 0.5, 3000 steps) for 0.75-0.79",
+        "switches to eos_separate (start scale 0.5, 3000 steps from 400 past the edge) for 0.74-0.76",
     },
 )
 @uses("central_flow.eos_track", "central_flow.eos_separate")
@@ -359,7 +360,8 @@ def test_fig1_saturate(audit, results):
     audit.evidence(
         "Not moved to the EoS setting: the bound 2 sqrt(eta^-2 - y^2) is real only for eta y < 1, where GD cannot "
         "sustain the edge (CF-1.eos-scalar: h_(k+1) = h_k (1 - eta^2 e_k^2) bounds the total oscillation); in the EoS "
-        "setting (eta y = 1.0005) it is imaginary and |h| of both the CF and GD drifts toward 0 (balance) instead, "
+        f"setting (eta y = {E.eos_setting('scalar', **E.eos_moves(results.session.sizes('central_flow')))['c']:.10g}) "
+        "it is imaginary and |h| of both the CF and GD drifts toward 0 (balance) instead, "
         "values above. The claim is about the CF's end point in the paper's regime, checked there."
     )
     assert max(rel) <= 1e-9
