@@ -29,7 +29,7 @@ from numerics.central_flow import experiments as E
 from numerics.central_flow import flows as F
 from numerics.stats import clopper_pearson_interval, power_of_region, wilson_interval
 from verify.audit import claim, uses
-from verify.central_flow import EOS_FITTED
+from verify.central_flow import EOS_FITTED, regime_draws
 
 ALT_FAIL = 0.25  # the alternative: the property fails in a quarter of the draws
 #: the chosen setting, and how a neighbourhood rerun moves it (``tox -e neighbourhood``; the report's profile names it)
@@ -238,7 +238,7 @@ def _gap_bounds(r: dict) -> tuple[float, float]:
 
 
 def _track(audit, results, model: str) -> None:
-    runs = [r for r in results["central_flow.eos_track"] if r["model"] == model]
+    runs = regime_draws(audit, [r for r in results["central_flow.eos_track"] if r["model"] == model])
     ok = [r["tracked"] is not None and max(r["tracked"]["errors"].values()) <= r["tracked"]["tol"] for r in runs]
     n, k = len(runs), sum(ok)
     lo, hi = clopper_pearson_interval(k, n)
