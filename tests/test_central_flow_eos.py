@@ -75,3 +75,24 @@ def test_eos_problem_bad_input_and_relu_calibration():
     model, th, eta = E.relu_eos_setting(0, 0)
     assert model.preacts is not None and model.preacts(th).shape == (6, 3)
     assert EOS.sharpness_series(model, th[None, :])[0] * eta / 2 < 1
+
+
+def test_catapult_end_waits_for_the_centre_to_slow_to_the_tolerance_scale():
+    """A centre moving slower than the oscillation but faster than 1/TRACK_C of it is still the catapult's relaxation.
+
+    Iterates x_k = c_k (1 + (-1)^k A) in 2-D, with the centre c_k moving by a relative 0.3 A per step for 30 steps
+    and 1e-6 A after: the old test (step <= amplitude) accepted step 0; the tolerance's scale (TRACK_C step <=
+    amplitude: C rho must stay below a) ends the catapult only where the fast relaxation stops.
+    """
+    A, n = 0.02, 80
+    rate = np.where(np.arange(n) < 30, 0.3 * A, 1e-6 * A)
+    centre = np.cumprod(1 + rate)[:, None] * np.array([1.0, 0.5])
+    it = centre * (1 + A * (-1.0) ** np.arange(n))[:, None]
+    lam = np.full(n, 2.0 / 0.9)  # at the edge throughout
+    k = EOS.catapult_end(it, lam, 0.9, 0, window=n - 3)
+    assert k is not None and 28 <= k <= 31
+    mids = 0.5 * (it[1:] + it[:-1])
+    speed = np.linalg.norm(np.diff(mids, axis=0), axis=1) / np.linalg.norm(mids[:-1], axis=1)
+    amp = EOS.period_two_amplitude(it)
+    assert np.all(speed[1:20] <= amp[1:20])  # the old rule's slow centre: it would have ended the catapult at once
+    assert np.all(EOS.TRACK_C * speed[k : n - 3] <= amp[k : n - 3])

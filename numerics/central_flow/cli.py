@@ -39,8 +39,8 @@ of 2/eta; the change of the model's conserved law (h = u^2 - v^2, Psi = U^T U - 
 ``laws.law``) along GD, GD's midpoints, GF and CF, final and largest, relative to |h_0| (scalar), |Psi_0|_F (mf)
 or |theta_0|^2 = sum_j |u_j|^2 + |v_j|^2 (relu); CF's contact time (lambda_max first at 2/eta) and its stop
 reason. In the EoS setting also where the catapult ends (``eos.catapult_end``, as in ``experiments.eos_track``:
-the first step t_c from which GD's lambda stays within 10% of 2/eta with its centre moving slower than its
-period-two oscillation, to the end of the detection window of ``experiments.EOS_WINDOW`` steps from the first
+the first step t_c from which GD's lambda stays within 10% of 2/eta with its centre moving at most 1/TRACK_C of
+its period-two oscillation, to the end of the detection window of ``experiments.EOS_WINDOW`` steps from the first
 step at the edge, shortened to the run), the fraction of the iterates from t_c to the end whose lambda lies within
 10% of 2/eta, and the law's change measured from the catapult's end: |law(t) - law(t_c)| along each run from t_c
 on (the midpoints from t_c + 1/2), relative to the same scale at that run's own point at t_c.
@@ -479,7 +479,8 @@ def _catapult_lines(s: dict) -> list[str]:
     c = cat["step"]
     return [
         f"catapult     ends at step t_c = {c} (eos.catapult_end over steps {cat['first']}-{cat['window_end']}: from "
-        f"t_c on lambda stays within {s['edge_band']:g} 2/eta of 2/eta, the centre slower than the oscillation)",
+        f"t_c on lambda stays within {s['edge_band']:g} 2/eta of 2/eta, the centre's step at most "
+        f"1/{EOS.TRACK_C:g} of the oscillation)",
         f"after it     {fmt_g(cat['edge_fraction_after'])} of the {cat['iterates_after']} iterates from step {c} to "
         f"{n} have |lambda - 2/eta| <= {s['edge_band']:g} 2/eta",
     ]

@@ -11,8 +11,8 @@ rises to 2/eta and hovers there while the iterates oscillate with period two. Me
   ``amp_floor`` ("oscillating"), and both ("EoS"); sustained when the window is complete and the
   EoS fraction is >= ``need``;
 - :func:`catapult_end`: where the catapult ends, the first step from which GD stays on a slow period-two
-  orbit at the edge (sharpness within ``band`` of 2/eta, the centre moving slower than the oscillation) to
-  the end of the window (the comparisons with the flows start there);
+  orbit at the edge (sharpness within ``band`` of 2/eta, the centre's step at most 1/TRACK_C of the
+  oscillation) to the end of the window (the comparisons with the flows start there);
 - :func:`tracking_errors`: time-averaged GD (adjacent-iterate midpoints, at t = k + 1/2) against a
   central-flow trajectory at the same times, on the slow quantities, and the theory tolerance
   :func:`tracking_tolerance` = C (rho + a^2) (see there).
@@ -138,8 +138,10 @@ def catapult_end(
     than ``band`` while the iterates' centre moves fast (the loss spikes and the factors rebalance). It has ended
     at step k when from k to the window's end (``first .. first + window - 1``) every step has both
     |lambda_j eta/2 - 1| <= ``band`` (the EoS band of :func:`edge_stats`) and a slow centre: the midpoints' relative
-    step |m_{j+1} - m_j| / |m_j| at most the relative period-two amplitude a_j (:func:`period_two_amplitude`),
-    the separation of time scales a time average needs. Detected on GD alone (no flow enters). ``lam``:
+    step |m_{j+1} - m_j| / |m_j| at most a_j / TRACK_C, a_j the relative period-two amplitude
+    (:func:`period_two_amplitude`): the separation of time scales a time average needs, at the scale of the tracking
+    tolerance C (rho + a^2), whose discretisation part C rho must stay below the oscillation it averages out (the
+    tracking checks' guard tolerance < a). Detected on GD alone (no flow enters). ``lam``:
     lambda_max per iterate; ``first``: GD's first step with lambda_max eta/2 >= 1. None when the window's last
     step fails either test or the window is incomplete.
 
@@ -159,7 +161,7 @@ def catapult_end(
     speed = np.linalg.norm(np.diff(mids, axis=0), axis=1) / np.linalg.norm(mids[:-1], axis=1)  # step j: m_j -> m_j+1
     amp = np.nan_to_num(period_two_amplitude(it), nan=np.inf)
     ks = np.arange(first, first + window)
-    ok = (np.abs(r[ks] - 1) <= band) & (speed[ks] <= amp[ks])
+    ok = (np.abs(r[ks] - 1) <= band) & (TRACK_C * speed[ks] <= amp[ks])
     bad = np.nonzero(~ok)[0]
     if bad.size == 0:
         return first

@@ -1098,7 +1098,7 @@ def eos_separate(model: str, i: int, perturb: float = 0.0, c_excess: float = 1.0
     hit = np.nonzero(lam * eta / 2 >= 1)[0]
     out: dict[str, Any] = {"model": model, "draw": i, "eta": eta, "c": cfg["c"], "scale": cfg["scale"]}
     if hit.size == 0:
-        return {**out, "first": None, "sustained": False, "cf": None, "gf": None}
+        return {**out, "first": None, "sustained": False, "cf": None, "gf": None, "catapult": None}
     first = int(hit[0])
     stats = EOS.edge_stats(lam, eta, EOS.period_two_amplitude(head), EOS_WINDOW)
     settle = EOS.catapult_end(head, lam, eta, first, EOS_WINDOW)
@@ -1107,7 +1107,7 @@ def eos_separate(model: str, i: int, perturb: float = 0.0, c_excess: float = 1.0
     mids = F.midpoints(gd)
     j0 = next((j for j in range(begin, begin + 100) if SPEC.sharpness(mod, mids[j])[0] < 2 / eta), None)
     if j0 is None:
-        return {**out, **stats, "cf": None, "gf": None}
+        return {**out, **stats, "cf": None, "gf": None, "catapult": settle}
     times = np.arange(j0 + 1, j0 + 1 + steps) + 0.5
     rel = times - (j0 + 0.5)
     tol = {"rtol": SEPARATE_RTOL, "atol": 1e-2 * SEPARATE_RTOL}
