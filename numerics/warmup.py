@@ -24,11 +24,12 @@ warm-up: nothing here changes what a kernel computes.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -94,6 +95,48 @@ ENTRY_POINTS: list[tuple[str, Callable[[], None]]] = [
     ("multipath.simulate_svs", _svs),
     ("multipath.simulate_full", _full),
 ]
+
+
+# The entry points grouped by the kernels they compile, each family with the module that holds those kernels: a
+# sweep whose experiments name that module among their code modules needs the family (see warm_tasks). The
+# entry points of one family run in one process, in order, so that the later ones reuse what the first compiled.
+FAMILIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    (
+        "rare_gates SGD",
+        "numerics.rare_gates.sim_kernels",
+        ("rare_gates.simulate_sgd (b = 16, trace)", "rare_gates.simulate_sgd (b = 1, noise)"),
+    ),
+    ("rare_gates GD", "numerics.rare_gates.sim_kernels", ("rare_gates.simulate_gd",)),
+    ("rare_gates extended", "numerics.rare_gates.dd_kernel", ("rare_gates.simulate_extended (double-double)",)),
+    ("rare_gates population flow", "numerics.rare_gates.population_flow", ("rare_gates.population_flow",)),
+    ("multipath", "numerics.multipath.gd", ("multipath.simulate_svs", "multipath.simulate_full")),
+)
+
+
+def warm_family(name: str) -> float:
+    """Call each entry point of family ``name`` once; the CPU seconds this took (compilation or loading)."""
+    calls = dict(ENTRY_POINTS)
+    for family, _, entries in FAMILIES:
+        if family == name:
+            c0 = time.process_time()
+            for entry in entries:
+                calls[entry]()
+            return time.process_time() - c0
+    raise ValueError(f"family must be one of {', '.join(f for f, _, _ in FAMILIES)}; got {name!r}")
+
+
+def warm_tasks(modules: Iterable[str]) -> list[tuple[str, Callable[[], float]]]:
+    """(family, task) for each family whose kernels' module is among ``modules`` (an experiment's code modules).
+
+    A Dask executor runs these before the cells (one family per worker at a time), so that each kernel is
+    compiled once and every worker then loads it from the on-disk cache, instead of each worker compiling the
+    same kernels for its first cells. With a warm cache a task only loads (about 1 CPU-s for all of them).
+
+    >>> [name for name, _ in warm_tasks(["numerics.multipath.gd", "numerics.multipath.wcr"])]
+    ['multipath']
+    """
+    wanted = set(modules)
+    return [(family, functools.partial(warm_family, family)) for family, module, _ in FAMILIES if module in wanted]
 
 
 def warm_up() -> list[dict]:

@@ -25,3 +25,35 @@ def test_bad_option_is_one_line_with_exit_2(capsys):
     assert warmup.main(["--format", "xml"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--format" in err[0]
+
+
+def test_every_entry_point_is_in_one_family_whose_module_exists():
+    import importlib.util
+
+    named = [e for _, _, entries in warmup.FAMILIES for e in entries]
+    assert sorted(named) == sorted(name for name, _ in warmup.ENTRY_POINTS)
+    assert all(importlib.util.find_spec(module) is not None for _, module, _ in warmup.FAMILIES)
+
+
+def test_warm_tasks_take_the_families_of_the_named_modules_only():
+    assert warmup.warm_tasks(["numerics.central_flow.flows"]) == []
+    tasks = warmup.warm_tasks(["numerics.rare_gates.sim_kernels", "numerics.rare_gates.simulate"])
+    assert [name for name, _ in tasks] == ["rare_gates SGD", "rare_gates GD"]
+
+
+def test_unknown_family_names_the_parameter_and_the_choices():
+    import pytest
+
+    with pytest.raises(ValueError, match=r"family must be one of rare_gates SGD, .*multipath; got 'x'"):
+        warmup.warm_family("x")
+
+
+def test_a_dask_executor_compiles_each_family_once_before_the_cells(dask_local):
+    from tests.conftest import dask_ready
+
+    ex = dask_ready(dask_local)
+    before = len(ex.start_log)
+    ex._warm_up(ex.client, {"numerics.multipath.gd", "numerics.multipath.wcr"})
+    (line,) = ex.start_log[before:]
+    assert "kernels compiled (or loaded) once before the cells (multipath): " in line and "failed" not in line
+    assert ex.warm_cpu_s is not None and ex.warm_cpu_s >= 0
