@@ -83,6 +83,9 @@ __all__ = [
     "eos_neighbourhood",
     "EOS_HOOD_GRID",
     "eos_track",
+    "COURSE_SETTLE",
+    "COURSE_CAP",
+    "course_end",
     "EOS_SEPARATE",
     "eos_separate",
 ]
@@ -940,7 +943,10 @@ def eos_track(
       settles into the band;
     - the *approach* pair (the Figures 1-4 claims, :func:`_eos_laws`): from the last midpoint before ``first``
       that lies below the edge (``t_approach``), over the steps ``first .. first + steps``: the EOS contact of the
-      hybrid flow from below, the fixed-gate statistics, the laws' changes through the catapult.
+      hybrid flow from below, the fixed-gate statistics, the laws' changes through the catapult;
+    - matrix factorisation only, the *course* (the Figure 2 claims, :func:`_eos_course`): Psi's change over the EoS
+      course, from the tracking pair's start (GD) and the approach start (the hybrid flow) to where the drift has
+      run its course (:func:`course_end`, detected on GD alone).
     """
     steps = _count(steps, "steps", 10)
     if model not in EOS_MODELS:
@@ -970,7 +976,92 @@ def eos_track(
            start, cf, gf, t0)}  # fmt: skip
     out.update(cf_stop=cf.stop, cf_contact=None if cf.contact is None else cf.contact + t0,
                cf_t_last=float(cf.t[-1] + t0) if cf.t.size else t0)  # fmt: skip
-    return {**out, **_eos_track_after(mod, eta, probe, lam_p, first, steps)}
+    out.update(_eos_track_after(mod, eta, probe, lam_p, first, steps))
+    if model == "mf":  # read by the Figure 2 claims only (the scalar's long horizon is eos_separate's)
+        out.update(_eos_course(mod, eta, th, start, t0, out.get("t_start")))
+    return out
+
+
+#: The EoS course has run its course at the first midpoint m_k (k >= j0 + EOS_WINDOW) where Psi moved over the last
+#: EOS_WINDOW steps by at most COURSE_SETTLE of its change since m_j0 (:func:`course_end`). For a drift relaxing
+#: exponentially with time constant tau the change still to come is then at most COURSE_SETTLE / (exp(EOS_WINDOW /
+#: tau) - 1) of the change made (about COURSE_SETTLE tau / EOS_WINDOW for a slow drift); measured on the quick mf draws
+#: at the chosen setting and its four neighbours, the change at the course's end lies within 0.3-1.9% of the change
+#: after 8000 steps: the end reads the course's change, not a fraction of it that depends on the setting.
+COURSE_SETTLE = 0.01
+#: GD steps run to find the course's end: 20 EOS_WINDOW, more than twice the slowest course measured (c - 1 x 0.5:
+#: 3060-3470 steps; the course's length scales with 1/(c - 1)); a course still moving there is recorded as unfinished
+#: (``course_end`` None) with its change up to the cap, a lower bound of the course's.
+COURSE_CAP = 20 * EOS_WINDOW
+COURSE_SAMPLE = 50  # the course's change is kept every COURSE_SAMPLE steps (and at the end) for the report
+
+
+def course_end(laws: npt.ArrayLike, window: int, settle: float = COURSE_SETTLE) -> int | None:
+    """The first k >= ``window`` with |L_k - L_{k - window}| <= ``settle`` |L_k - L_0| (Frobenius); None if none.
+
+    ``laws``: the law along a run, one row (scalar, vector or matrix) per step from the run's start L_0. The drift
+    has run its course at k: over the last ``window`` steps the law moved by at most ``settle`` of its change since
+    the start (a law that never moves ends at k = ``window``, with change 0).
+
+    >>> L = 1 - np.exp(-np.arange(3000) / 300.0)
+    >>> k = course_end(L, 400); k, bool(abs(L[k] - 1) < 0.01)
+    (1691, True)
+    >>> course_end(np.zeros(500), 400), course_end(np.arange(500.0), 400)
+    (400, None)
+    """
+    arr = np.asarray(laws, dtype=np.float64)
+    window, settle = _count(window, "window", 1), _positive(settle, "settle")
+    if arr.ndim < 1 or arr.shape[0] <= window:
+        raise ValueError(f"laws must hold more than window = {window} rows; got shape {arr.shape}")
+    flat = arr.reshape(arr.shape[0], -1)
+    total = np.linalg.norm(flat[window:] - flat[0], axis=1)
+    last = np.linalg.norm(flat[window:] - flat[:-window], axis=1)
+    hit = np.nonzero(last <= settle * total)[0]
+    return int(hit[0]) + window if hit.size else None
+
+
+def _eos_course(
+    model: Model, eta: float, th: np.ndarray, start: np.ndarray, t0: float, t_start: float | None
+) -> dict[str, Any]:
+    """Psi's change over the EoS course of :func:`eos_track` (matrix factorisation; the Figure 2 claims).
+
+    GD runs COURSE_CAP steps from theta_0; the course starts at the tracking pair's midpoint m_j0 (``t_start`` =
+    j0 + 1/2, the first midpoint below the edge after the catapult) and ends at ``course_end`` (:func:`course_end`
+    on the midpoints' Psi from m_j0, EOS_WINDOW steps, COURSE_SETTLE; detected on GD alone; None: still moving at
+    the cap, whose step then ends the records). Records, every COURSE_SAMPLE steps and at the end (steps
+    ``course_k``): the midpoints' and the iterates' relative Frobenius change of Psi from m_j0 and theta_j0; the
+    hybrid central flow from the approach start (``start`` at ``t0``) to the course's end (``course_cf_t``,
+    ``course_cf_dlaw``, against Psi(start); ``course_cf_stop`` its stop, if any). All None without a tracking pair.
+    """
+    keys = ("course_end", "course_k", "course_mid_dlaw", "course_gd_dlaw", "course_cf_t", "course_cf_dlaw",
+            "course_cf_stop")  # fmt: skip
+    if t_start is None:
+        return dict.fromkeys(keys)
+    j0 = int(round(t_start - 0.5))
+    gd = F.gradient_descent(model, th, eta, COURSE_CAP + 1)
+    mids = F.midpoints(gd)
+    settled = course_end(np.asarray(CL.law(mids[j0:], model)), EOS_WINDOW)
+    k_end = j0 + settled if settled is not None else mids.shape[0] - 1
+    ks = np.arange(j0, k_end, COURSE_SAMPLE)
+    ks = np.append(ks, k_end)
+    span = k_end + 0.5 - t0
+    rel = np.append(np.arange(COURSE_SAMPLE, span, COURSE_SAMPLE, dtype=float), span)
+    cf = F.hybrid_flow(model, start, eta, float(span), rel)
+    return dict(
+        zip(
+            keys,
+            (
+                None if settled is None else int(k_end),
+                ks,
+                _rel_law(model, mids[ks], mids[j0]),
+                _rel_law(model, gd[ks], gd[j0]),
+                cf.t + t0,
+                _rel_law(model, cf.theta, start),
+                cf.stop,
+            ),
+            strict=True,
+        )
+    )
 
 
 def _eos_track_after(

@@ -41,6 +41,8 @@ CODE_MODULES = (
     "numerics.central_flow.flows",
     "numerics.central_flow.laws",
     "numerics.central_flow.averaged",  # the relu cells' continuation past a stop (its solver shapes their records)
+    "numerics.central_flow.eos",  # the EoS cells' catapult end and regime tests (imported by experiments)
+    "numerics.central_flow.boundary",  # the boundary-track cells (imported by experiments on call)
     "numerics.central_flow.experiments",
     "numerics.central_flow.sweeps",
 )
@@ -199,12 +201,7 @@ EXPERIMENTS.update(
         "central_flow",
         E.sizes_with,
         _compute_boundary,
-        (
-            *CODE_MODULES,
-            "numerics.central_flow.averaged",
-            "numerics.central_flow.eos",
-            "numerics.central_flow.boundary",
-        ),
+        CODE_MODULES,
         [
             (
                 "boundary_track",
