@@ -39,6 +39,7 @@ import sympy as sp
 from scipy import stats
 
 from derivations.central_flow import scalar as S
+from numerics.central_flow import eos as EOS
 from numerics.central_flow import experiments as E
 from numerics.central_flow import figures as FIG
 from numerics.central_flow import flows as F
@@ -50,7 +51,21 @@ from verify.central_flow import EOS_FITTED, regime_draws
 
 EPS = np.finfo(float).eps
 GF_TOL = 1e-10  # GF keeps a law to the solver's accuracy: rtol 1e-12 per step, ~1e3 steps, dense-output samples
-O1 = 0.1  # "O(1) change": at least 10% of the law's scale (>= 1e9 x GF's drift)
+O1 = 0.1  # "O(1) change": at least 10% of the law's scale. Why 0.1: a quantity "of order one" lies within the
+#          decade of 1, so its lower end, 1/10, is the smallest change the words allow; it is 1e9 x GF's drift
+#          tolerance GF_TOL, so no solver error reaches it. Fixed with the first revision and never tuned to the runs
+#          (where a reading fell below it, CF-C.fig2-psi/-gd's former window, the threshold was kept, not lowered)
+O1_REASON = (
+    "O(1) read as at least a tenth of the law's scale: 'of order one' means within the decade of 1, whose lower end is "
+    "1/10; it is 1e9 x GF's solver tolerance, so no integration error can reach it; fixed with the first revision, "
+    "not tuned to the runs"
+)
+TRACK_C_REASON = (
+    f"the catapult's end uses eos.TRACK_C = {EOS.TRACK_C:g}, the constant of the tracking tolerance C (rho + a^2), "
+    "whose discretisation part C rho must stay below the oscillation a it averages out; C = 10 covers the O(1) "
+    "constants of the neglected terms (about 2: 1/6 x a fourth-derivative ratio <= 3 x an inverse gap <= 4) with a "
+    "factor 5 of margin and was fixed before the EoS comparisons were run (eos.tracking_tolerance)"
+)
 PIN_TOL = 1e-9  # |lambda_max eta/2 - 1| on the edge: the constraint is exact for the flow, its drift is the
 #                 integration error (rtol 1e-12, ~1e3 steps) plus dense-output interpolation at the samples
 P2_MAX = 0.5  # the midpoint "removes the dominant period-two oscillation": less than half of GD's amplitude remains
@@ -210,7 +225,8 @@ def test_fig1_levelset(audit, results):
         f"{max(mid0):.3f}), most of it in the catapult (h_1 = h_0 (1 - eta^2 e_0^2) with eta y ~ 1 and a small start: "
         "the catapult balances the factors); so the O(1) reading is asserted from the catapult's end (step "
         f"{min(r['catapult'] for r in runs)}-{max(r['catapult'] for r in runs)}, eos.catapult_end: sharpness back "
-        "within 10% of 2/eta and the centre's step at most 1/10 of the oscillation) on: over the compared steps "
+        f"within 10% of 2/eta and the centre's step at most 1/{EOS.TRACK_C:g} of the oscillation: {TRACK_C_REASON}) "
+        "on: over the compared steps "
         "from the first "
         f"sub-edge midpoint after it GD changes h by {min(gd):.3f}-{max(gd):.3f} of |h| there (midpoint "
         f"{min(mid):.3f}-{max(mid):.3f}). The hybrid CF changes h by {min(cf):.3f}-{max(cf):.3f} over the "
@@ -218,6 +234,7 @@ def test_fig1_levelset(audit, results):
         f"at the edge) and by {min(cf_long):.3f}-{max(cf_long):.3f} over 3000 steps. In the old reconstructed setting "
         "(GD converging below the edge) the same statements held at T = 200 for reasons other than EoS."
     )
+    audit.tolerance(O1, O1_REASON, label="O(1)")
     _per_draw_power(audit, len(runs))
     assert max(gf) <= GF_TOL
     assert min(cf_long) >= O1 and min(mid) >= O1 and min(gd) >= O1
@@ -325,6 +342,12 @@ def _gd_scalar(r, steps: int | None = None):
     "|h| at T = 200 (the flow the bound is derived for: pinned at the edge, it ends at a zero-loss point on the "
     "edge); GD's |h(200)| (iterate and midpoint) is reported beside it and lies far below the bound in this setting, "
     "where GD catapults and then converges below the edge",
+    fitted={
+        "the panel plots GD's |h(200)| (the iterate; the midpoint gives the same to 4 digits), as the figure's left "
+        "panel plots GD beside the central flow": "GD ends at |h| = 0.42-0.53, 0.43-0.55 x the bound 0.969 (quick, 6 "
+        "draws): the runs would not lie on the identity line, the claim would fail in every draw; the central flow's "
+        "reading, the one that reproduces the figure, is the one checked",
+    },
     by_construction="at zero loss on the edge the constraint lambda_max = sqrt(h^2 + 4 y^2) = 2/eta (uv = y) gives "
     "|h| = 2 sqrt(eta^-2 - y^2) exactly, so the bound is where a pinned flow that reaches zero loss must end; the "
     "dynamic fact that remains is that the central flow reaches zero loss by T = 200",
@@ -362,7 +385,19 @@ def test_fig1_saturate(audit, results):
         f"{scalar_runs[0]['bound']:.3f}: read as GD's runs, the panel would not lie on the identity line in this "
         "setting."
     )
-    _per_draw_power(audit, len(scalar_runs))
+    _per_draw_power(
+        audit,
+        len(scalar_runs),
+        "the central flow reaching zero loss on the edge by T = 200 (the one dynamic fact the check tests; that |h| "
+        "then equals the bound holds by construction)",
+    )
+    audit.evidence(
+        "The power stated is that of the dynamic part only: the check can fail only through a central flow that has "
+        "not reached zero loss on the edge by T (|h(T)| is then off the bound by more than the 1e-9 tolerance); the "
+        "value |h| = 2 sqrt(eta^-2 - y^2) at a zero-loss point on the edge is algebra, not a measurement. The reading "
+        "(the central flow's |h|, not GD's) is marked fitted: GD's |h(200)| (values above) is the alternative, and it "
+        "fails."
+    )
     audit.evidence(
         "Not moved to the EoS setting: the bound 2 sqrt(eta^-2 - y^2) is real only for eta y < 1, where GD cannot "
         "sustain the edge (CF-1.eos-scalar: h_(k+1) = h_k (1 - eta^2 e_k^2) bounds the total oscillation); in the EoS "
@@ -425,7 +460,18 @@ def test_fig1_balance(audit, results):
     assert max(hdot_max) <= HDOT_TOL and min(counts) > 10
 
 
-LEAVE = 1e3 * GF_TOL  # "leaves the level set": a relative change of h beyond 1e3 x GF's solver-accuracy drift
+LEAVE = 1e3 * GF_TOL  # "leaves the level set": a relative change of h beyond 1e3 x GF's solver-accuracy drift. Why
+#                       1e3: a crossing must lie beyond anything integration error can make (GF_TOL, itself a bound
+#                       far above the pre-contact drift measured, <= 4e-13) by a margin no underestimate of that error
+#                       closes (three decades), and far below O1 (six decades), so that it dates the onset of the
+#                       drift, not its growth to O(1); the checks report the dating at LEAVE / 100 and LEAVE x 100 too
+LEAVE_REASON = (
+    "'leaves the level set' = a relative change of h beyond 1e3 x GF_TOL (the solver's accuracy, 1e-10): three decades "
+    "above anything integration error can make, so a crossing is not solver drift, and six decades below O(1) = 0.1, "
+    "so it dates the onset of the drift rather than its growth; the factor 1e3 is a margin, not fitted (the dating at "
+    "LEAVE / 100 and LEAVE x 100 is reported beside it)"
+)
+LEAVE_SPAN = (LEAVE / 100, LEAVE * 100)  # the thresholds at which the dating is reported (sensitivity to the factor)
 
 
 @claim(
@@ -437,23 +483,36 @@ LEAVE = 1e3 * GF_TOL  # "leaves the level set": a relative change of h beyond 1e
 @uses("central_flow.scalar")
 def test_leave_cf(audit, results):
     scalar_runs = results["central_flow.scalar"]
-    before, lag, final = [], [], []
+    before, lag, final, lag_span = [], [], [], []
+
+    def first_beyond(t, dh, r, level):
+        out = np.nonzero(dh > level)[0]
+        return float(t[out[0]] - r["contact"]) if out.size else float("inf")
+
     for r in scalar_runs:
         t, dh = r["cf_t"], r["cf_dh"]
         pre = t < r["contact"]
         before.append(float(dh[pre].max()))
-        out = np.nonzero(dh > LEAVE)[0]
-        lag.append(float(t[out[0]] - r["contact"]) if out.size else float("inf"))
+        lag.append(first_beyond(t, dh, r, LEAVE))
+        lag_span.append(tuple(first_beyond(t, dh, r, x) for x in LEAVE_SPAN))
         final.append(float(dh[-1]))
     audit.ours([r["contact"] for r in scalar_runs], 4, label="first EOS contact t per draw")
     audit.ours(before, 3, label="CF max |h - h0|/|h0| before contact")
     audit.ours(lag, 3, label=f"first sample with relative change > {LEAVE:g}, minus the contact time")
+    audit.ours(
+        lag_span, 3, label=f"the same at {LEAVE_SPAN[0]:g} and {LEAVE_SPAN[1]:g} (sensitivity to the factor; reported)"
+    )
     audit.ours(final, 4, label="CF relative change at T")
+    audit.tolerance(LEAVE, LEAVE_REASON, label="leaves")
+    audit.tolerance(O1, O1_REASON, label="O(1) at T")
     audit.evidence(
         f"Hybrid CF sampled every {GRID_STEP} steps: before the first EOS contact it is gradient flow and keeps h to "
         f"{max(before):.1e} relative (<= {GF_TOL:g}, the solver's accuracy); the first sample beyond {LEAVE:g} comes "
         f"{min(lag):.2f}-{max(lag):.2f} steps after the contact (the first samples after it: the drift "
-        f"-2 sigma^2 h / R acts from the contact on), and the change reaches {min(final):.3f}-{max(final):.3f} at T."
+        f"-2 sigma^2 h / R acts from the contact on), and the change reaches {min(final):.3f}-{max(final):.3f} at T. "
+        f"At {LEAVE_SPAN[0]:g} the lag is {min(x[0] for x in lag_span):.2f}-{max(x[0] for x in lag_span):.2f} steps, "
+        f"at {LEAVE_SPAN[1]:g} {min(x[1] for x in lag_span):.2f}-{max(x[1] for x in lag_span):.2f}: the dating does "
+        "not hinge on the factor 1e3."
     )
     _per_draw_power(audit, len(scalar_runs))
     assert max(before) <= GF_TOL
@@ -464,7 +523,8 @@ def test_leave_cf(audit, results):
 GD_EOS_READING = (
     READ_SCALAR + "; GD's 'EOS effects become active' with the first step taken from an iterate at or above the "
     "edge (theta_{k+1} from theta_k with lambda_max(H(theta_k)) >= 2/eta): the change h_{k+1} - h_k depends on theta_k "
-    f"only; 'leaves the level set' = relative change of h beyond {LEAVE:g} (1e3 x GF's solver-accuracy tolerance)"
+    f"only; 'leaves the level set' = relative change of h beyond {LEAVE:g} (1e3 x GF's solver-accuracy tolerance; "
+    "any threshold below GD's first-step change eta^2 e_0^2 gives the same step)"
 )
 
 
@@ -531,8 +591,10 @@ def test_leave_gd_ours(audit, results):
         f"{max(x['pre_edge'] for x in rows):.3f} (a plain finite-step effect, eta^2 e^2 with a large residual). In "
         "this setting GF reaches the edge within the first step (the CF contact), so the two onsets are one step "
         "apart; the identity makes the point for every setting. The hybrid CF leaves at its EOS contact "
-        "(CF-B.leave-cf)."
+        f"(CF-B.leave-cf). GD's leaving step does not depend on the threshold {LEAVE:g}: every threshold below the "
+        f"first step's change ({min(x['dh1'] for x in rows):.3f}) gives step 1."
     )
+    audit.tolerance(LEAVE, LEAVE_REASON, label="leaves")
     assert max(x["ident"] for x in rows) <= 16 * EPS
     assert all(x["leave"] == 1 and abs(x["dh1"] - x["pred1"]) <= 16 * EPS * (1 + x["pred1"]) for x in rows)
     assert all(x["edge"] is not None and x["edge"] >= 1 for x in rows)
@@ -651,6 +713,8 @@ def test_fig2_psi(audit, results):
         "which is why the former reading failed at two neighbours. The check fails for a draw whose course ends with "
         "Psi moved by less than a tenth of its scale (a law that survives the edge, or a drift that dies out early)."
     )
+    audit.tolerance(O1, O1_REASON, label="O(1)")
+    audit.evidence(f"The catapult's end (the course's start): {TRACK_C_REASON}.")
     _per_draw_power(audit, len(runs))
     assert max(gf) <= GF_TOL
     assert all(x >= O1 for x in cf + mid)  # NaN (a flow without samples) fails
@@ -680,6 +744,7 @@ def test_fig2_identity(audit, results):
         f"n + m and one subtraction; largest {max(floor) / EPS:.1f} eps)."
     )
     audit.figure(FIG.figure2(mf_runs), "cf_fig2")
+    _per_draw_power(audit, len(mf_runs), "the identity holding to rounding at every active sample")
     assert max(floor) <= 64 * EPS
     assert min(r["match"].size for r in mf_runs) > 10
 
@@ -687,7 +752,8 @@ def test_fig2_identity(audit, results):
 MATCH_READING = (
     READ_MF + "; 'relative discrepancy' = |Psi' + eta B|_F / |eta B|_F at the active samples, Psi' and B from "
     "exact float64 derivatives (closed-form Hessians and curvature gradients, no differencing); 'approximately "
-    "1e-10 - 1e-9 for all seeds' read one-sided, as CF-D.fig3-surv reads 'O(1e-11)': for each draw the largest "
+    "1e-10 - 1e-9 for all seeds' read one-sided (fitted: adopted after the two-sided reading failed): for each draw "
+    "the largest "
     "relative discrepancy stays below the printed range's top widened by the factor 10 of 'approximately' (1e-8), "
     "at every sample where that ratio can resolve the printed values: where rounding alone (64 eps x the sum of "
     "|terms|, relative to |eta B|) cannot exceed 1e-9. Late in a draw sigma^2 -> 0 and |eta B| falls to the "
@@ -714,7 +780,22 @@ def _match_stats(mf_runs):
     return median, worst, unresolved
 
 
-@claim("CF-C.fig2-match", reading=MATCH_READING)
+MATCH_TWO_SIDED = (
+    "the former two-sided reading: each draw's typical (median) relative discrepancy inside the printed range widened "
+    "by the factor 10 of 'approximately', [1e-11, 1e-8]"
+)
+
+
+@claim(
+    "CF-C.fig2-match",
+    reading=MATCH_READING,
+    fitted={
+        MATCH_TWO_SIDED: "per-draw medians 2e-16 - 6e-14 (quick, 6 draws): all below 1e-11, so the claim failed (an "
+        "earlier revision recorded it as a reading-dependent discrepancy); the one-sided reading was adopted after "
+        "that, so it is marked fitted. What the two-sided reading measures is our pipeline's rounding floor against "
+        "the paper's, not the identity",
+    },
+)
 @uses("central_flow.mf")
 def test_fig2_match(audit, results):
     mf_runs = results["central_flow.mf"]
@@ -742,8 +823,25 @@ def test_fig2_match(audit, results):
         f"{max(worst):.1e}). The printed range's lower end, the floor of the paper's lost pipeline, is unverifiable "
         f"here: the typical value of our exact float64 pipeline lies below it ({n_low} of {len(median)} medians "
         f"below {PRINTED_RANGE[0]:g}), which says how accurate our pipeline is, not that the paper's identity or its "
-        "numbers are wrong (an earlier revision's two-sided reading made this a discrepancy)."
+        "numbers are wrong. The one-sided reading was adopted after an earlier revision's two-sided one made this a "
+        "discrepancy, so it is marked fitted (the alternative and what it gives are listed). What the check verifies "
+        "is therefore an upper bound: that our identity holds within the paper's stated precision; the printed "
+        "magnitude itself (1e-10 - 1e-9), a property of the paper's lost pipeline, is not verified."
     )
+    audit.tolerance(
+        PRINTED_TOP,
+        "the printed top 1e-9 widened by the factor 10 of 'approximately' (a value 'approximately 1e-9' is within its "
+        "decade); one-sided: the paper's values are its pipeline's rounding floor, which a lower floor of ours cannot "
+        "contradict",
+        label="upper bound",
+    )
+    audit.tolerance(
+        RESOLVE,
+        "a sample is tested where rounding alone (64 eps x the sum of |terms|, relative to |eta B|) cannot exceed the "
+        "printed 1e-9, a tenth of the upper bound: no rounding pattern of any CPU can then carry a sample past it",
+        label="resolved samples",
+    )
+    _per_draw_power(audit, len(mf_runs), "the bound holding at every resolved sample")
     assert max(floor) <= 64 * EPS  # the discrepancy is rounding: the identity holds to float64 precision
     assert min(r["match"].size - u for r, u in zip(mf_runs, unresolved, strict=True)) > 10  # enough resolved samples
     assert max(worst) < PRINTED_TOP  # the paper's 'approximately 1e-10 - 1e-9', read as an upper bound
@@ -775,6 +873,8 @@ def test_fig2_gd(audit, results):
         f"{max(former):.3f}); GF keeps Psi to <= {GF_TOL:g} (CF-C.fig2-psi). The check fails for a draw whose course "
         "ends with Psi moved by less than a tenth of its scale."
     )
+    audit.tolerance(O1, O1_REASON, label="O(1)")
+    audit.evidence(f"The catapult's end: {TRACK_C_REASON}.")
     _per_draw_power(audit, len(runs))
     assert all(x >= O1 for x in gd)
 
@@ -819,6 +919,22 @@ def test_fig2_lam2(audit, results):
 # --- two-layer ReLU (Figures 3 and 4) ----------------------------------------------------------------------
 
 
+def _fig3_premise(relu_runs) -> str:
+    """Evidence: Figure 3 centre's premise (every fixed-gate ratio > 1 at the evaluated point) at the old setting's
+    points, where Figure 3 left/right are checked (CF-D.fig3-gate measures the ratios)."""
+    first = relu_runs[:PAPER_RUNS]
+    low = sum(r["ratio"] <= 1 for r in first)
+    shown = ", ".join(f"{r['ratio']:.3f}" for r in first)
+    return (
+        f"Figure 3 centre's premise fails at these points: in the old setting the fixed-gate ratio at the evaluated "
+        f"point is <= 1 in {low} of the first {len(first)} draws ({shown}; "
+        f"{sum(r['ratio'] <= 1 for r in relu_runs)} of all {len(relu_runs)}, CF-D.fig3-gate), so the oscillation "
+        "there straddles an activation boundary and (23) is not certified for GD at those points: the check holds "
+        "for our region-local central flow at the point (its Hessian the contact region's), not for a point inside "
+        "the fixed-gate window the figure presupposes."
+    )
+
+
 def _clear_signs(runs):
     """Signs of the predicted drifts that are clearly nonzero (|pred| > 1e-6 max |pred|)."""
     signs = set()
@@ -849,7 +965,7 @@ def test_fig3_match(audit, results):
         f"Draws {[r['draw'] for r in relu_runs]} (the first usable), first EOS contact of the hybrid CF: the float64 "
         "CF velocity (exact region Hessian, eigh, curvature gradients) differentiated along each h_j against the "
         f"rebuilt B~_ReLU: largest difference {max(err) / EPS:.1f} eps x sum|terms| (tolerance 256 eps: sums of a few "
-        f"dozen products). Signs of the clearly nonzero drifts: {sorted(signs)}."
+        f"dozen products). Signs of the clearly nonzero drifts: {sorted(signs)}. " + _fig3_premise(relu_runs)
     )
     audit.figure(FIG.figure3(relu_runs), "cf_fig3")
     assert max(err) <= 256 * EPS
@@ -945,8 +1061,15 @@ def test_fig3_gate_paper(audit, results):
 @claim(
     "CF-D.fig3-surv",
     reading=READ_RELU + "; 'O(1e-11)' read as: below 1e-10 in absolute value, one-sided because big-O notation is an "
-    "upper bound (|x| <= C 1e-11); CF-C.fig2-match's 'approximately 1e-10 - 1e-9' is read one-sided the same way "
-    "(both are floors of the paper's pipeline, which a lower floor of ours cannot contradict)",
+    "upper bound (|x| <= C 1e-11, C within the decade); this reading dates from the check's first revision, not "
+    "adopted after another failed, so it is not marked fitted; the two-sided alternative ('of the order of 1e-11', "
+    "within a decade either side) would fail by six decades (ours ~1e-17), which measures our pipeline's rounding "
+    "floor against the paper's (a floor of its lost pipeline that a lower one of ours cannot contradict), not the "
+    "claim",
+    by_construction="the surviving combinations are the measured drifts projected onto b-perp, b = diag(B~_ReLU); the "
+    "measured drifts equal -eta b to rounding by construction (CF-D.fig3-match: B~_ReLU is our reconstruction, "
+    "derived from the same rule h' = -(eta/2) D<H, Sigma> that our central-flow velocity implements), so their "
+    "projection onto b-perp is rounding by construction; what the check measures is that rounding floor",
 )
 @uses("central_flow.relu")
 def test_fig3_surv(audit, results):
@@ -955,11 +1078,19 @@ def test_fig3_surv(audit, results):
     rel = [r["surv"] / (r["eta"] * np.linalg.norm(r["b"])) for r in relu_runs]
     audit.ours(surv, 3, label="max |c^T h'| over an orthonormal basis c of b-perp, per draw")
     audit.ours(rel, 3, label="relative to eta |b|")
+    audit.ours([r["ratio"] for r in relu_runs], 4, label="fixed-gate ratio at the evaluated point (CF-D.fig3-gate)")
     audit.evidence(
         "b = diag(B~_ReLU) at the contact state; the two orthonormal combinations orthogonal to b (SVD) applied to "
         f"the measured drifts h_j' = <grad h_j, theta'_CF>: at most {max(surv):.1e} in absolute value (required < "
-        f"1e-10), {max(rel) / EPS:.1f} eps relative to eta |b| (tolerance 256 eps: float64 floor of the drifts)."
+        f"1e-10), {max(rel) / EPS:.1f} eps relative to eta |b| (tolerance 256 eps: float64 floor of the drifts). "
+        + _fig3_premise(relu_runs)
     )
+    audit.tolerance(
+        1e-10,
+        "'O(1e-11)' as an upper bound |x| <= C 1e-11 with C within the decade (C <= 10): big-O bounds from above",
+        label="absolute",
+    )
+    _per_draw_power(audit, len(relu_runs), "the surviving combinations staying at rounding")
     assert max(surv) < 1e-10
     assert max(rel) <= 256 * EPS
     assert all(np.linalg.norm(r["b"]) > 0 for r in relu_runs)
@@ -1039,7 +1170,9 @@ def test_fig4_gate(audit, results):
     "CF-D.window",
     reading=READ_RELU + "; the certified window of a draw = the active samples of its hybrid CF from the first EOS "
     "contact up to the first sample failing the fixed-gate condition (0.1-step grid); it holds a sample exactly when "
-    "the ratio at the contact exceeds one",
+    "the ratio at the contact exceeds one; the paper's three seeds (Figures 3 and 4 together: a window that opens "
+    "and closes within 10 steps) against our pooled draws' rate by a one-sided Fisher exact test, reported as a "
+    "tension with power 0, never a discrepancy: the setting is our guess",
 )
 @uses("central_flow.relu", "central_flow.relu_pool")
 def test_window_ours(audit, results):
@@ -1064,35 +1197,35 @@ def test_window_ours(audit, results):
         "holds wherever it is evaluated (CF-D.fig3-match); 'certified' is about whether the oscillation stays in one "
         "activation region (CF-D.gate; inside one the averaged flow equals the CF exactly, CF-D.avg.across)."
     )
+    # the paper's 3 of 3 against our pooled rate: a tension reported, never a discrepancy (the setting is our guess)
+    both_pool = _both(_old_windows(results)[1])
+    tension = _paper_runs_text(both_pool, n, "pooled draws whose window opens and closes within 10 steps")
+    audit.ours(tension, label="the paper's 3 of 3 against our pooled draws (a tension, reported)")
+    audit.evidence(
+        f"Tension, not a finding: Figures 3 and 4 together imply for each of the paper's {PAPER_RUNS} seeds a window "
+        f"that opens at the contact and closes within {GATE_CLOSE} steps; in this old setting, {tension}"
+        + (
+            ", below the level: our reconstruction makes the paper's three runs improbable. "
+            if _paper_runs_p(both_pool, n) < PAPER_SIDE_LEVEL
+            else ", not below the level. "
+        )
+        + "The setting is our guess (the paper's is lost), the same old setting in which CF-D.fig3-gate finds the "
+        "paper's 'all ratios exceed one' not rejected, and in the EoS setting the result reverses (every window opens "
+        "and none closes, by construction: test_window_eos_ours); a rejection that rests on our guessed setting "
+        "alone measures our reading, not the paper's runs, so it is not recorded as a discrepancy (an earlier "
+        "revision did) and the verdict is inconclusive."
+    )
+    audit.power(
+        0.0,
+        alternative="the paper's (lost) setting, where its three seeds' windows open at the contact and close within "
+        "10 steps at a rate our setting does not share",
+        method="none: the old setting is a reconstruction of ours, so neither a rejection nor an acceptance of the "
+        "paper's 3 of 3 there (one-sided Fisher exact, reported) says anything about the paper's runs",
+    )
     assert all(np.isfinite(x) and x >= 0 for x, _ in win) and n >= 10
     assert all(w is None or w >= 0 for _, w in win)  # the first failure never precedes the contact
     # an empty window (ratio <= 1 at the contact) is recorded as failing at the first sample after the contact
     assert all(w is not None and w < WINDOW_GRID + 1e-9 for x, w in win if x <= 1)
-
-
-WINDOW_PAPER_READING = (
-    READ_RELU + "; sample-level: the paper's three seeds, each with a certified window that opens at the EOS contact "
-    "and closes within 10 steps (Figures 3 and 4 together), against our pooled draws' rate of such windows by a "
-    f"one-sided Fisher exact test at {PAPER_SIDE_LEVEL:g}; a rejection is the paper's side of a discrepancy, not a "
-    "failure of our side; not rejected, the side is skipped and the verdict is our side's"
-)
-
-
-@discrepancy(
-    "CF-D.window",
-    reason="sample-level, raised only when our draws reject it (reading-dependent: setting guessed, this measures our "
-    "reading, not the paper's runs): Figures 3 and 4 together imply for each of the paper's three seeds a certified "
-    "window that opens at the EOS contact and closes within 10 steps; the paper's 3 of 3 against our pooled draws' "
-    f"rate, one-sided Fisher exact at {PAPER_SIDE_LEVEL:g}; where our pool does not reject it this side is skipped "
-    "(values in the evidence of our side)",
-    reading=WINDOW_PAPER_READING,
-)
-@uses("central_flow.relu", "central_flow.relu_pool")
-def test_window_paper(results):
-    _, pool = _old_windows(results)
-    _paper_sample_side(
-        _both(pool), len(pool), "old setting, pooled draws whose window opens and closes within 10 steps"
-    )
 
 
 # --- Figures 3-4 together in the EoS setting (the certified window there) ------------------------------------
@@ -1285,7 +1418,7 @@ def _acf_routes(run):
 
 @claim("CF-D.fig4-piecewise", reading=PIECEWISE_READING)
 @uses("central_flow.relu")
-def test_fig4_piecewise(audit, results):
+def test_fig4_piecewise(audit, results, profile):
     from numerics.central_flow import averaged as AV
 
     runs = results["central_flow.relu"]
@@ -1294,6 +1427,17 @@ def test_fig4_piecewise(audit, results):
     k, n = sum(ok for _, ok, _ in rows), len(rows)
     slides = ", ".join(f"draw {r['draw']}: {len(r['cf_slides'])}" for r in runs)
     stopped = [r for r in runs if r["cf_stop"] is not None]
+    # what test_fig4_piecewise_stepped records in this profile: no power where a stop's recipe run ends at the horizon
+    horizon = STEPPED_HORIZON[profile]
+    short = [r["draw"] for r in stopped if horizon is not None and float(r["acf"]["t0"]) + horizon < T]
+    stepped_power = (
+        f"power {1 - (1 - STEPPED_ALT) ** n:.3f} (1 - 0.5^{n}, exact), recorded by test_fig4_piecewise_stepped"
+        if not short
+        else "recorded by test_fig4_piecewise_stepped as power 0, none claimed, in this profile: the recipe's runs "
+        f"from the stops of {', '.join(f'draw {d}' for d in short)} reach only this profile's {horizon:g}-unit "
+        "horizon past each stop, not T, so a later failure would not be seen and the verdict is inconclusive here; "
+        f"the full profile runs them to T and records 1 - 0.5^n"
+    )
     cont = [r["acf"] for r in stopped]
     routes = [_acf_routes(r) for r in stopped]
     to_T = k + sum(a is not None and a["end"] == T for a in cont)
@@ -1335,8 +1479,8 @@ def test_fig4_piecewise(audit, results):
         f"1/2 is {fisher_power:.2f} (in ours): it says the paper's three runs are too few to show a rate of 1/2 "
         "improbable. It is not the claim's power: under the reading a Filippov stop is not a failure to continue (the "
         "recipe runs on from every stop), so the Filippov count is not the count the claim is about, and the statement "
-        "'the recipe continues every draw' is decided by our own draws (all of them continued; power 1 - 0.5^n, "
-        "recorded by test_fig4_piecewise_stepped). "
+        "'the recipe continues every draw' is decided by our own draws (all of them continued; "
+        f"{stepped_power}). "
         f"Hybrid CF of each used ReLU draw to T = {T:g} (0.1-step samples): crossings switch "
         "regions (the paper's recipe), boundaries that both sides push onto are slid along (Filippov), and a run stops "
         f"only where neither is consistent: {k} of {n} runs reach T (first {PAPER_RUNS}: "
@@ -1840,6 +1984,14 @@ def test_fig4_piecewise_paper(results, profile):
     "more than 1e3 x GF's tolerance of its scale |u_j|^2 + |v_j|^2 over the compared steps (the EoS setting's neurons "
     "are all active throughout); the former reading, some h_j by >= 0.1 from theta_0, held only through the catapult",
     fitted=EOS_FITTED,
+    by_construction="the GD half holds for any finite-step GD that has not converged, with no EoS involved: one GD "
+    "step changes h_j = |u_j|^2 - |v_j|^2 by -2 eta (u_j . g_uj - v_j . g_vj) + eta^2 (|g_uj|^2 - |g_vj|^2), and "
+    "the first-order term is GF's conservation (zero by the positive homogeneity of a ReLU unit), so each step "
+    "changes h_j by eta^2 (|g_uj|^2 - |g_vj|^2) (the scalar case is the exact law h_(k+1) = h_k (1 - eta^2 e_k^2), "
+    "CF-B.leave-gd); the threshold 1e3 x GF_TOL = 1e-7 of the scale is met by any GD still moving (generic unequal "
+    "gradient norms), so the check cannot fail for such a GD; Figure 4's words ('finite-step GD breaks them') "
+    "give no size that a stronger assertion could test. What can fail is the GF half: GF keeping every h_j to its "
+    "solver tolerance",
 )
 @uses("central_flow.eos_track")
 def test_fig4_laws(audit, results):
@@ -1861,9 +2013,18 @@ def test_fig4_laws(audit, results):
         f"{min(r['catapult'] for r in runs)}-{max(r['catapult'] for r in runs)}) over the compared steps the "
         f"midpoint changes each h_j by {min(float(m.min()) for m in mid):.1e}-{max(float(m.max()) for m in mid):.3f} "
         f"of its scale, below O(1) = {O1} but >= {min(float(m.min()) for m in mid) / GF_TOL:.0e} x GF's tolerance; "
-        f"the hybrid CF moves each h_j by at most {max(cf):.3f} over the compared steps."
+        f"the hybrid CF moves each h_j by at most {max(cf):.3f} over the compared steps. The GD half holds by "
+        "construction: every GD step changes h_j by eta^2 (|grad_uj L|^2 - |grad_vj L|^2) whatever the regime (the "
+        "first-order term is GF's conservation; for the scalar model the exact law h_(k+1) = h_k (1 - eta^2 e_k^2)), "
+        "so a change above 1e-7 of the scale after the catapult (measured "
+        f"{min(float(m.min()) for m in mid):.1e}-{max(float(m.max()) for m in mid):.3f}) shows GD still moving, not "
+        "EoS breaking the laws, and the check cannot fail for a GD still moving. Figure 4 says only that GD "
+        "'breaks' the laws, no size, so no stronger assertion rests on the paper's words. The power stated is that of "
+        "the GF half "
+        f"(GF keeping every h_j to {GF_TOL:g}), the only part that can fail. "
+        f"The catapult's end: {TRACK_C_REASON}."
     )
-    _per_draw_power(audit, len(runs))
+    _per_draw_power(audit, len(runs), "gradient flow keeping every h_j to its solver tolerance")
     assert max(gf) <= GF_TOL
     assert all(np.all(m > 1e3 * GF_TOL) for m in mid)
 
