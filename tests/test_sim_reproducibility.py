@@ -179,3 +179,120 @@ def test_disk_inputs_are_the_kernel_draws():
     )
     expect = th0 - 0.1 * (grad + 0.05 * th0)
     assert np.allclose(out.theta[0], expect, rtol=0, atol=1e-15)
+
+
+# --- the kernels' thread pool (sim_kernels.run_blocks) ----------------------------------------------------------
+
+
+class _Threads:
+    """``with _Threads(n):`` numba's thread count (what run_blocks reads) is ``n`` inside, restored after."""
+
+    def __init__(self, n):
+        self.n, self.old = n, numba.get_num_threads()
+
+    def __enter__(self):
+        numba.set_num_threads(self.n)
+
+    def __exit__(self, *exc):
+        numba.set_num_threads(self.old)
+
+
+def test_run_blocks_runs_every_block_once_and_raises_the_first_error():
+    """Every block exactly once, on at most numba.get_num_threads() threads; a failing block's error reaches the
+    caller (after the other threads stop) instead of being lost in a worker thread."""
+    import threading
+
+    _, most = _threads_pair()
+    blocks = [(lo, lo + 3) for lo in range(0, 60, 3)]
+    seen, idents = [], set()
+
+    def kernel(lo, hi, tag):
+        seen.append((tag, lo, hi))
+        idents.add(threading.get_ident())
+
+    with _Threads(most):
+        K.run_blocks(kernel, blocks, ("t",))
+    assert sorted(seen) == [("t", lo, hi) for lo, hi in blocks]
+    assert 1 <= len(idents) <= most
+
+    def failing(lo, hi):
+        if lo == 30:
+            raise ValueError("block 30")
+
+    with _Threads(most), pytest.raises(ValueError, match="block 30"):
+        K.run_blocks(failing, blocks, ())
+    with _Threads(1), pytest.raises(ValueError, match="block 30"):
+        K.run_blocks(failing, blocks, ())
+
+
+def test_kernels_release_the_gil():
+    """The chunk kernels run on Python threads, so they must release the GIL (``nogil``) to run side by side."""
+    from numerics.rare_gates import dd_kernel as D
+
+    for kernel in (K._sgd_chunk, K._gd_rows, D._dd_block):
+        assert kernel.targetoptions.get("nogil") is True, kernel
+
+
+@pytest.mark.parametrize("chunk", [K.LANES, 2 * K.LANES, 45, 1])
+def test_chunk_sizes_and_threads_give_the_same_numbers(chunk):
+    """Any chunk size (whole lane pools or not) on all threads equals one chunk on one thread, bit for bit."""
+    S = 45
+    th0 = np.tile(balanced_checkpoint(1e-2), (S, 1))
+    st, ns = R.seed_states(9, np.arange(S)), R.seed_states(9, np.arange(S), R.PHASE_NOISE)
+    par = K.SGDParams(True, 4, 0.01, 0.05, 1200, 10, 0.4, False, 1e-3, K.NOISE_INDEPENDENT)
+    one, split = K.outputs(S, 5), K.outputs(S, 5)
+    _, most = _threads_pair()
+    with _Threads(1):
+        K._sgd_streams(th0, st, ns, par, S, one)
+    with _Threads(most):
+        K._sgd_streams(th0, st, ns, par, chunk, split)
+    for x, y in zip(one, split):
+        assert np.array_equal(x, y, equal_nan=True)
+    assert one.disagreements.sum() > 0
+
+
+def test_gd_and_double_double_are_thread_invariant():
+    """GD rows and double-double streams in blocks on all threads equal the one-thread runs, bit for bit."""
+    from numerics.rare_gates.simulate import simulate_extended, simulate_gd
+
+    _, most = _threads_pair()
+    rows = np.array([GENERIC, [0.6, 0.9, 1.0, 0.1, 0.8, -0.5], *np.tile(balanced_checkpoint(1e-3), (5, 1))])
+    gd = {}
+    for n in (1, most):
+        with _Threads(n):
+            gd[n] = simulate_gd(rows, eta=0.01, horizon=3.0, source_time=1.0, trace=True)
+    assert_same(gd[1], gd[most], fields=("recovery_time", "final_theta", "updates", "trace", "checkpoint"))
+    kw = dict(BASE, streams=9, seed=7)
+    one = simulate_extended(threads=1, **kw)
+    every = simulate_extended(threads=most, **kw)
+    assert_same(one, every, fields=(*FIELDS, "final_theta_lo"))
+    assert 0 < one.recovered.sum()
+
+
+@pytest.mark.parametrize(
+    "change, name",
+    [
+        (dict(chunk=0), "chunk"),
+        (dict(states=np.zeros((3, 4), dtype=np.uint64)), "states"),
+        (dict(nstates=np.zeros((4, 4))), "nstates"),
+        (dict(theta0=np.zeros((4, 5))), "theta0"),
+        (dict(out=K.outputs(4)._replace(rec=np.zeros(4))), "out.rec"),
+        (dict(out=K.outputs(3)), "out.theta"),
+        (dict(par=K.SGDParams(True, 0, 0.01, 0.05, 10, 1, 0.4, True, 0.0, K.NOISE_NONE)), "b"),
+        (dict(par=K.SGDParams(True, 2, 0.01, 0.05, 10, 1, 0.4, True, 0.0, 7)), "noise_mode"),
+    ],
+)
+def test_kernel_drivers_refuse_bad_arrays_naming_them(change, name):
+    """The kernels index without bounds checks, so their drivers check shapes and dtypes first."""
+    S = 4
+    args = dict(
+        theta0=np.tile(balanced_checkpoint(1e-2), (S, 1)),
+        states=R.seed_states(0, np.arange(S)),
+        nstates=R.seed_states(0, np.arange(S), R.PHASE_NOISE),
+        par=K.SGDParams(True, 2, 0.01, 0.05, 10, 1, 0.4, True, 0.0, K.NOISE_NONE),
+        chunk=K.LANES,
+        out=K.outputs(S),
+    )
+    args.update(change)
+    with pytest.raises(ValueError, match=name.replace(".", r"\.")):
+        K._sgd_streams(**args)

@@ -33,7 +33,7 @@ is farther than ``1e-9`` times the size of the risk's terms from the threshold (
 is about ``1e-15`` of that), the outcome is the dd outcome and the dd risk is skipped;
 otherwise (and whenever a trace is recorded, or ``exact_checks``) the dd risk decides.
 
-Speed: scalar, one stream at a time per thread (``prange`` over streams), about 9e6
+Speed: scalar, one stream at a time per thread (blocks of streams on the float64 kernels' threads), about 9e6
 inputs/s on one thread, 5-20% of the vectorised float64 kernel; see
 ``python -m numerics.bench`` (the row ``sgd_target_extended``).
 
@@ -52,10 +52,18 @@ from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from numerics.rare_gates.model import _risk
-from numerics.rare_gates.sim_kernels import NOISE_NONE, SGDParams
+from numerics.rare_gates.sim_kernels import (
+    NOISE_NONE,
+    SGDParams,
+    _check_out,
+    _input,
+    _row_blocks,
+    run_blocks,
+    sgd_params,
+)
 from numerics.rare_gates.sim_rng import _disk_point, _xoshiro
 from numerics.validation import integer, positive, real
 
@@ -316,7 +324,7 @@ def _dd_check(th, tl, m, s, threshold, trace, exact):
     """Risk check m of stream s: record (risk, angle) when due; True if the dd risk <= threshold."""
     due = m < trace.shape[1]
     if not (due or exact):
-        r64 = _risk(th, True)
+        r64 = _risk(th, np.bool_(True))  # np.bool_: one compilation with the Python callers' signature
         if abs(r64 - threshold) > _RISK_SLACK * _risk_scale(th):  # False for NaN: then the dd risk decides
             return r64 <= threshold
     rh, rl = _risk_dd(th, tl)
@@ -452,12 +460,12 @@ def _dd_one(s, theta_hi, theta_lo, states, par, exact_checks, out, bits):
             g5h, g5l = _acc(g5h, g5l, p1, e1 + q2l * x1)
             dis += 1 if on1 != on2 else 0
         # theta <- theta - eta (a g / b + lam theta), a = 1 for a1, a2 and the pre-update a_i for w_i
-        _dd_step(th, tl, 0, g0h, g0l, 1.0, 0.0, ibh, ibl, eta, lam)
-        _dd_step(th, tl, 1, g1h, g1l, 1.0, 0.0, ibh, ibl, eta, lam)
-        _dd_step(th, tl, 2, g2h, g2l, a1h, a1l, ibh, ibl, eta, lam)
-        _dd_step(th, tl, 3, g3h, g3l, a1h, a1l, ibh, ibl, eta, lam)
-        _dd_step(th, tl, 4, g4h, g4l, a2h, a2l, ibh, ibl, eta, lam)
-        _dd_step(th, tl, 5, g5h, g5l, a2h, a2l, ibh, ibl, eta, lam)
+        th[0], tl[0] = _dd_step(th[0], tl[0], g0h, g0l, 1.0, 0.0, ibh, ibl, eta, lam)
+        th[1], tl[1] = _dd_step(th[1], tl[1], g1h, g1l, 1.0, 0.0, ibh, ibl, eta, lam)
+        th[2], tl[2] = _dd_step(th[2], tl[2], g2h, g2l, a1h, a1l, ibh, ibl, eta, lam)
+        th[3], tl[3] = _dd_step(th[3], tl[3], g3h, g3l, a1h, a1l, ibh, ibl, eta, lam)
+        th[4], tl[4] = _dd_step(th[4], tl[4], g4h, g4l, a2h, a2l, ibh, ibl, eta, lam)
+        th[5], tl[5] = _dd_step(th[5], tl[5], g5h, g5l, a2h, a2l, ibh, ibl, eta, lam)
         if bits > 0:
             for i in range(6):
                 th[i], tl[i] = _round_bits(th[i], tl[i], bits)
@@ -477,18 +485,27 @@ def _dd_one(s, theta_hi, theta_lo, states, par, exact_checks, out, bits):
 
 
 @njit(cache=True)
-def _dd_step(th, tl, i, gh, gl, ah, al, ibh, ibl, eta, lam):
-    """theta_i <- theta_i - eta (a g / b + lam theta_i) in dd."""
+def _dd_step(ph, pl, gh, gl, ah, al, ibh, ibl, eta, lam):
+    """One coordinate's step p - eta (a g / b + lam p) in dd: the new (hi, lo) of p = ph + pl.
+
+    Values in, values out (no coordinate index, which numba would compile once per literal index).
+    """
     vh, vl = _mul(gh, gl, ibh, ibl)
     vh, vl = _mul(vh, vl, ah, al)
-    wh, wl = _mul_d(th[i], tl[i], lam)
+    wh, wl = _mul_d(ph, pl, lam)
     vh, vl = _add(vh, vl, wh, wl)
     vh, vl = _mul_d(vh, vl, eta)
-    th[i], tl[i] = _add(th[i], tl[i], -vh, -vl)
+    return _add(ph, pl, -vh, -vl)
 
 
-@njit(cache=True, parallel=True)
-def _dd_streams(theta_hi, theta_lo, states, par, exact_checks, out):
+@njit(cache=True, nogil=True)
+def _dd_block(lo, hi, theta_hi, theta_lo, states, par, exact_checks, out, bits):
+    """Streams ``lo..hi-1`` of :func:`_dd_streams` (:func:`_dd_one` each); releases the GIL."""
+    for s in range(lo, hi):
+        _dd_one(s, theta_hi, theta_lo, states, par, exact_checks, out, bits)
+
+
+def _dd_streams(theta_hi, theta_lo, states, par, exact_checks, out, bits: int = 0) -> None:
     """Online SGD in double-double for every stream (rows of ``theta_hi + theta_lo``).
 
     ``par``: the float64 kernels' :class:`~numerics.rare_gates.sim_kernels.SGDParams` (``target``,
@@ -497,12 +514,22 @@ def _dd_streams(theta_hi, theta_lo, states, par, exact_checks, out):
     (always decide by the dd risk, never by the float64 pre-check). ``out``: a :class:`DDOutputs`
     (:func:`dd_outputs`), filled per stream: final dd state ``hi + lo``, input generator states,
     recovery update, first-disagreement update (1-based), disagreements, updates, and
-    ``trace[s, m] = (risk, angle)`` (hi parts) at check m < ``trace.shape[1]``.
-    Streams are independent: results do not depend on the thread count. (The rounded
-    replay of :func:`replay_rounded` calls :func:`_dd_one` stream by stream.)
+    ``trace[s, m] = (risk, angle)`` (hi parts) at check m < ``trace.shape[1]``. ``bits`` > 0:
+    the state rounded to that many bits after every update (:func:`replay_rounded`).
+    Streams are independent: blocks of them run on the float64 kernels' thread pool
+    (:func:`~numerics.rare_gates.sim_kernels.run_blocks`, ``numba.get_num_threads()`` threads),
+    and the results do not depend on the thread count.
     """
-    for s in prange(theta_hi.shape[0]):
-        _dd_one(s, theta_hi, theta_lo, states, par, exact_checks, out, np.int64(0))
+    hi = _input(theta_hi, "theta_hi", None, 6, np.float64)
+    S = hi.shape[0]
+    lo = _input(theta_lo, "theta_lo", S, 6, np.float64)
+    st = _input(states, "states", S, 4, np.uint64)
+    out = DDOutputs(*out)
+    _check_out({f"out.{k}": v for k, v in out._asdict().items()}, S)
+    bits = integer(bits, "bits", 0, 106)
+    if 0 < bits < 53:
+        raise ValueError(f"bits must be 0 (no rounding) or an integer in [53, 106]; got {bits}")
+    run_blocks(_dd_block, _row_blocks(S), (hi, lo, st, sgd_params(par), bool(exact_checks), out, np.int64(bits)))
 
 
 @njit(cache=True)
@@ -600,9 +627,7 @@ def replay_rounded(
     threshold = positive(threshold, "threshold")
     out = dd_outputs(th.shape[0])
     par = SGDParams(True, b, eta, lam, n_updates, check_every, threshold, True, 0.0, NOISE_NONE)
-    zeros = np.zeros_like(th)
-    for s in range(th.shape[0]):  # one stream at a time: the same compiled _dd_one as the parallel driver's
-        _dd_one(s, th, zeros, st, par, False, out, np.int64(bits))
+    _dd_streams(th, np.zeros_like(th), st, par, False, out, bits)  # the same compiled kernel as the plain replay's
     return {
         "hi": out.hi,
         "lo": out.lo,

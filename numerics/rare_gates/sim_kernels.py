@@ -25,10 +25,12 @@ stream's results do not depend on its lane, its chunk, the chunk size or the thr
 count: they are bit-identical under any split. No ``fastmath``: with IEEE operations
 only (no contraction into FMA), vector and scalar code give the same bits, and so do the C
 references ``numerics/bench_ref.c`` (plain) and ``numerics/bench_simd.c`` (SIMD lanes).
-:func:`_sgd_streams` runs chunks in parallel (``prange`` over independent chunks of streams
-only). :func:`_sgd_simple` is the
-straightforward one-stream-at-a-time version of the same recursion; the tests require the
-two to agree bit for bit.
+:func:`_sgd_streams` runs independent chunks of streams on :func:`run_blocks`'s threads:
+``numba.get_num_threads()`` Python threads, each calling the compiled chunk kernel with the
+GIL released (``nogil``), so no kernel is compiled for numba's parallel backend (``prange``
+doubled the compilation: its parallel pass and a second specialisation of every callee).
+:func:`_sgd_simple` is the straightforward one-stream-at-a-time version of the same
+recursion; the tests require the two to agree bit for bit.
 
 Speed (see ``python -m numerics.bench``): the lane buffers are 1-d arrays with constant
 row offsets and :data:`LANES` >= 16, which is what LLVM needs to vectorise the lane loop;
@@ -36,15 +38,21 @@ the input angle's quadrant is taken from the random integer (no ``floor``, no br
 no integer-double conversions in the lane loops (AVX2 has no vector int64 <-> double; the
 exact bit constructions of :mod:`~numerics.rare_gates.sim_rng` instead, and the disagreement
 count read from the bits of ``count + 2**52``), so every lane loop vectorises whole on AVX2
-as on AVX-512; and a risk check first evaluates a certified lower bound (:func:`_risk_lower`, no
+as on AVX-512; a risk check first evaluates a certified lower bound (:func:`_risk_lower`, no
 ``atan2``/``hypot``) and calls ``model._risk`` only when the bound does not already exceed
-the threshold, which leaves every outcome unchanged.
+the threshold, which leaves every outcome unchanged; and the Appendix 20 noise is drawn for
+all lanes at once (:func:`_lanes_noise`: the generator steps, uniforms and angles vectorised,
+only the Box-Muller logarithm scalar), the same operations on the same draws as the
+one-stream :func:`_add_noise`.
 
 Arguments. The SGD kernels take their scalar parameters as one :class:`SGDParams` and
 their outputs as one :class:`Outputs` (:func:`outputs` allocates them): named tuples,
 which numba passes by value, so every kernel states them once; :func:`_sgd_chunk` unpacks
-them once per chunk and the lane loops get plain scalars, as before. Numba's on-disk cache
-is keyed to the kernels' source by ``numerics/__init__.py`` (nothing to clear by hand).
+them once per chunk and the lane loops get plain scalars, as before. The Python drivers
+(:func:`_sgd_streams`, :func:`_warm_sgd`, :func:`_gd_streams`) check the arrays and pass the
+scalars in plain types (:func:`sgd_params`), so each kernel is compiled for one signature.
+Numba's on-disk cache is keyed to the kernels' source by ``numerics/__init__.py`` (nothing to
+clear by hand).
 
 Outputs per stream ``s`` (``-1`` means "never"), the fields of :class:`Outputs`:
 ``theta[s]`` final parameters, ``state[s]`` / ``nstate[s]`` final input / noise generator
@@ -57,13 +65,27 @@ and ``trace[s, m] = (risk, angle)`` at check m for ``m < trace.shape[1]`` (NaN a
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
+import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from numerics.rare_gates.model import _risk, _risk_grad
-from numerics.rare_gates.sim_rng import _EXP52, _TWO52, _disk_point, _f64_bits, _next, _normal_pair, _xoshiro
+from numerics.rare_gates.sim_rng import (
+    _EXP52,
+    _TWO52,
+    _disk_point,
+    _f64_bits,
+    _next,
+    _normal_pair,
+    _sincos_2pi,
+    _u01,
+    _xoshiro,
+)
+from numerics.validation import integer
 
 LANES = 32  # streams per lock-step pool: >= 16 for LLVM's vectoriser (tiny-trip-count rule); 32 hides latency at b = 1
 NOISE_NONE = 0
@@ -79,6 +101,8 @@ _FROWS = 14
 _SID, _N, _CD, _REC, _FIRST, _COUNT = 0, 1, 2, 3, 4, 5  # stream id (-1 idle), updates, countdown to check, ...
 _IROWS = 6
 _NEVER = 1 << 62  # countdown meaning "no risk checks"
+# Rows of the noise scratch buffer W (pair p's row k at W[(3 p + k) * LANES + l]): the pair's 1 - u, cos, sin
+_WROWS = 9
 _INV_2PI = 1.0 / (2.0 * math.pi)
 _Q = 2.0 / math.pi  # model.Q
 # Slack of the risk pre-check: the bound below and model._risk differ by rounding only
@@ -245,12 +269,14 @@ def _lanes_update(F, I, inv_b, eta, lam, n_updates):
 
 @njit(cache=True)
 def _lanes_triage(F, I, check_every, threshold, n_updates, use_bound):
-    """Settle due checks whose risk bound clears the threshold (vectorised); count what is left.
+    """Settle due checks that need no exact risk (vectorised); count what is left.
 
     A lane with a due check (countdown <= 0) whose :func:`_risk_lower` exceeds the
-    threshold has not recovered: its countdown restarts here. Returns the number of lanes
-    still needing the scalar path (an exact check, or the horizon reached). ``use_bound``
-    is False when a trace is recorded (every check then needs the exact risk).
+    threshold has not recovered; a lane whose stream has already recovered (a run that does
+    not stop there) keeps its first recovery whatever the risk is now. Either way the check
+    changes nothing and its countdown restarts here. Returns the number of lanes still
+    needing the scalar path (an exact check, or the horizon reached). ``use_bound`` is False
+    when a trace is recorded (every check then needs the exact risk).
     """
     L = LANES
     attention = 0
@@ -259,18 +285,29 @@ def _lanes_triage(F, I, check_every, threshold, n_updates, use_bound):
         F[_RLO * L + l] = lower
         cd = I[_CD * L + l]
         due = cd <= 0
-        cleared = due and use_bound and lower > threshold
+        cleared = due and use_bound and (lower > threshold or I[_REC * L + l] >= 0)
         I[_CD * L + l] = check_every if cleared else cd
         attention += 1 if ((due and not cleared) or I[_N * L + l] >= n_updates) else 0
     return attention
 
 
+@njit(cache=True, inline="always")
+def _noise_pairs(noise_mode):
+    """Box-Muller pairs drawn per update: 2 when the units share xi (unit 2 reuses unit 1's three values), else 3."""
+    if noise_mode == NOISE_SHARED:
+        return 2
+    return 3
+
+
 @njit(cache=True)
 def _add_noise(th, NS, k, sd, noise_mode):
-    """Appendix 20 control on ``th`` (a 6-vector): unit i's (a_i, w_i) += sd xi_i, xi shared or not."""
+    """Appendix 20 control on ``th`` (a 6-vector): unit i's (a_i, w_i) += sd xi_i, xi shared or not.
+
+    The one-stream definition (:func:`_sgd_simple`); :func:`_lanes_noise` is its lane-parallel twin.
+    """
     e0, e1 = _normal_pair(NS, k)
     e2, e3 = _normal_pair(NS, k)
-    if noise_mode == NOISE_SHARED:
+    if _noise_pairs(noise_mode) == 2:
         e3, e4, e5 = e0, e1, e2
     else:
         e4, e5 = _normal_pair(NS, k)
@@ -283,6 +320,60 @@ def _add_noise(th, NS, k, sd, noise_mode):
 
 
 @njit(cache=True)
+def _lanes_noise(F, NS, I, W, sd, pairs):
+    """:func:`_add_noise` on every live lane (stream id >= 0) at once; idle lanes are left as they are.
+
+    ``NS``: the lanes' noise generator states, word i of lane l at ``NS[i * LANES + l]``; ``W``:
+    scratch (:data:`_WROWS` rows); ``pairs``: :func:`_noise_pairs`. Per lane the same draws in the
+    same order (pair by pair: the uniform's output, then the angle's) and the same operations as
+    :func:`~numerics.rare_gates.sim_rng._normal_pair` and :func:`_add_noise`, so the same bits; the
+    generator steps, uniforms, angles and updates vectorise across lanes, only ``log`` (libm) is
+    scalar. Unused rows of ``W`` (pair 3 in the shared mode) are read but never selected.
+    """
+    L = LANES
+    for p in range(pairs):
+        o = 3 * p * L
+        for l in range(L):
+            live = I[_SID * L + l] >= 0
+            s0, s1, s2, s3 = NS[l], NS[L + l], NS[2 * L + l], NS[3 * L + l]
+            r1, t0, t1, t2, t3 = _xoshiro(s0, s1, s2, s3)
+            r2, t0, t1, t2, t3 = _xoshiro(t0, t1, t2, t3)
+            NS[l] = t0 if live else s0
+            NS[L + l] = t1 if live else s1
+            NS[2 * L + l] = t2 if live else s2
+            NS[3 * L + l] = t3 if live else s3
+            W[o + l] = 1.0 - _u01(r1)  # in (0, 1]
+            c, sn = _sincos_2pi(r2)
+            W[o + L + l] = c
+            W[o + 2 * L + l] = sn
+    for p in range(pairs):
+        o = 3 * p * L
+        for l in range(L):
+            W[o + l] = math.sqrt(-2.0 * math.log(W[o + l]))
+    shared = pairs == 2
+    for l in range(L):
+        live = I[_SID * L + l] >= 0
+        e0 = W[l] * W[L + l]
+        e1 = W[l] * W[2 * L + l]
+        e2 = W[3 * L + l] * W[4 * L + l]
+        e3 = e0 if shared else W[3 * L + l] * W[5 * L + l]
+        e4 = e1 if shared else W[6 * L + l] * W[7 * L + l]
+        e5 = e2 if shared else W[6 * L + l] * W[8 * L + l]
+        a1 = F[_A1 * L + l]
+        p1x = F[_P1X * L + l]
+        p1y = F[_P1Y * L + l]
+        a2 = F[_A2 * L + l]
+        p2x = F[_P2X * L + l]
+        p2y = F[_P2Y * L + l]
+        F[_A1 * L + l] = a1 + sd * e0 if live else a1
+        F[_P1X * L + l] = p1x + sd * e1 if live else p1x
+        F[_P1Y * L + l] = p1y + sd * e2 if live else p1y
+        F[_A2 * L + l] = a2 + sd * e3 if live else a2
+        F[_P2X * L + l] = p2x + sd * e4 if live else p2x
+        F[_P2Y * L + l] = p2y + sd * e5 if live else p2y
+
+
+@njit(cache=True)
 def _check(th, m, s, threshold, trace, lower):
     """Risk check m of stream s at parameters ``th``: record the trace; True if risk <= threshold.
 
@@ -292,7 +383,7 @@ def _check(th, m, s, threshold, trace, lower):
     due = m < trace.shape[1]
     if lower > threshold and not due:
         return False
-    risk = _risk(th, True)
+    risk = _risk(th, np.bool_(True))  # np.bool_: the signature of the Python callers' (one compilation, not two)
     if due:
         trace[s, m, 0] = risk
         trace[s, m, 1] = _angle(th)
@@ -306,12 +397,6 @@ def _lane_get(F, l, th):
 
 
 @njit(cache=True)
-def _lane_set(F, l, th):
-    for i in range(6):
-        F[i * LANES + l] = th[i]
-
-
-@njit(cache=True)
 def _lane_finish(F, U, NS, I, l, out):
     """Write lane l's stream results to the outputs."""
     L = LANES
@@ -320,7 +405,7 @@ def _lane_finish(F, U, NS, I, l, out):
         out.theta[s, i] = F[i * L + l]
     for i in range(4):
         out.state[s, i] = U[i * L + l]
-        out.nstate[s, i] = NS[l, i]
+        out.nstate[s, i] = NS[i * L + l]
     out.rec[s] = I[_REC * L + l]
     out.first[s] = I[_FIRST * L + l]
     out.disagreements[s] = I[_COUNT * L + l]
@@ -339,7 +424,7 @@ def _lane_refill(F, U, NS, I, l, nxt, hi, theta0, states, nstates, par, th, out)
             F[i * L + l] = theta0[s, i]
         for i in range(4):
             U[i * L + l] = states[s, i]
-            NS[l, i] = nstates[s, i]
+            NS[i * L + l] = nstates[s, i]
         I[_SID * L + l] = s
         I[_N * L + l] = 0
         I[_CD * L + l] = par.check_every if par.check_every > 0 else _NEVER
@@ -349,7 +434,7 @@ def _lane_refill(F, U, NS, I, l, nxt, hi, theta0, states, nstates, par, th, out)
         done = par.n_updates <= 0
         if par.check_every > 0:
             _lane_get(F, l, th)
-            if _check(th, 0, s, par.threshold, out.trace, -math.inf):
+            if _check(th, np.int64(0), s, par.threshold, out.trace, -math.inf):  # np.int64: no Literal[int] twin
                 I[_REC * L + l] = 0
                 done = done or par.stop
         if not done:
@@ -361,9 +446,9 @@ def _lane_refill(F, U, NS, I, l, nxt, hi, theta0, states, nstates, par, th, out)
     return nxt
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sgd_chunk(lo, hi, theta0, states, nstates, par, out):
-    """Run streams ``lo..hi-1`` in :data:`LANES` lock-step lanes with refill (see module doc)."""
+    """Run streams ``lo..hi-1`` in :data:`LANES` lock-step lanes with refill (see module doc); releases the GIL."""
     target, b, eta, lam, n_updates, check_every, threshold, stop, noise_s, noise_mode = par
     trace = out.trace
     L = LANES
@@ -371,12 +456,14 @@ def _sgd_chunk(lo, hi, theta0, states, nstates, par, out):
     for l in range(L):
         F[_P2Y * L + l] = 1.0  # idle lanes compute on harmless finite values
     U = np.ones(4 * L, dtype=np.uint64)
-    NS = np.ones((L, 4), dtype=np.uint64)
+    NS = np.ones(4 * L, dtype=np.uint64)
+    W = np.ones(_WROWS * L)
     I = np.zeros(_IROWS * L, dtype=np.int64)
     th = np.empty(6)
     sd = noise_s * math.sqrt(eta)
     inv_b = 1.0 / b
     use_bound = trace.shape[1] == 0
+    pairs = _noise_pairs(noise_mode)
     nxt = lo
     active = 0
     for l in range(L):
@@ -387,11 +474,7 @@ def _sgd_chunk(lo, hi, theta0, states, nstates, par, out):
         _lanes_batch(F, U, b, target)
         attention = _lanes_update(F, I, inv_b, eta, lam, n_updates)
         if noise_mode != NOISE_NONE:
-            for l in range(L):
-                if I[_SID * L + l] >= 0:
-                    _lane_get(F, l, th)
-                    _add_noise(th, NS, l, sd, noise_mode)
-                    _lane_set(F, l, th)
+            _lanes_noise(F, NS, I, W, sd, pairs)
         if attention == 0:
             continue
         if _lanes_triage(F, I, check_every, threshold, n_updates, use_bound) == 0:
@@ -475,39 +558,169 @@ def _sgd_simple(theta0, states, nstates, par, out):
         out.rec[s], out.first[s], out.disagreements[s], out.updates[s] = rec, first, count, n
 
 
-@njit(cache=True, parallel=True)
-def _sgd_streams(theta0, states, nstates, par, chunk, out):
+# --- Python drivers: checks, plain scalar types, the thread pool ---------------------------------------
+
+
+def run_blocks(kernel: Callable[..., Any], blocks: Sequence[tuple[int, int]], args: tuple) -> None:
+    """``kernel(lo, hi, *args)`` for every block ``[lo, hi)``, on ``numba.get_num_threads()`` threads at most.
+
+    The kernels are ``nogil``: each thread holds the GIL only to call one. Blocks are taken in
+    order by whichever thread is free; they must be independent (disjoint rows of the outputs),
+    so the results do not depend on the thread count or the order. One thread (or one block):
+    a plain loop in the calling thread. The first error of a block is raised here once every
+    thread has stopped (the others finish their current block and take no other).
+
+    >>> seen = []
+    >>> run_blocks(lambda lo, hi, tag: seen.append((tag, lo, hi)), [(0, 2), (2, 3)], ("x",))
+    >>> sorted(seen)
+    [('x', 0, 2), ('x', 2, 3)]
+    """
+    threads = min(numba.get_num_threads(), len(blocks))
+    if threads <= 1:
+        for lo, hi in blocks:
+            kernel(lo, hi, *args)
+        return
+    lock = threading.Lock()
+    todo = iter(blocks)
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        while True:
+            with lock:
+                block = None if errors else next(todo, None)
+            if block is None:
+                return
+            try:
+                kernel(block[0], block[1], *args)
+            except BaseException as exc:  # handed to the calling thread, which raises it
+                with lock:
+                    errors.append(exc)
+                return
+
+    helpers = [threading.Thread(target=work, name=f"rare-gates-kernel-{k}", daemon=True) for k in range(threads - 1)]
+    for t in helpers:
+        t.start()
+    try:
+        work()
+    finally:
+        for t in helpers:
+            t.join()
+    if errors:
+        raise errors[0]
+
+
+def _blocks(n: int, size: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` blocks of ``size`` rows covering ``0 .. n - 1``."""
+    return [(lo, min(n, lo + size)) for lo in range(0, n, size)]
+
+
+def _row_blocks(n: int) -> list[tuple[int, int]]:
+    """Blocks for kernels of independent rows: all rows at once on one thread, else about four blocks per thread."""
+    threads = numba.get_num_threads()
+    return _blocks(n, n if threads <= 1 else max(1, -(-n // (4 * threads))))
+
+
+def sgd_params(par: Any) -> SGDParams:
+    """``par`` (an :class:`SGDParams` or a tuple of its fields) with plain Python scalars, checked.
+
+    One type per field, whatever the caller passed (NumPy scalars, ints for floats), so the
+    kernels are compiled once; a ValueError names a bad batch size or noise mode.
+    """
+    p = SGDParams(*par)
+    return SGDParams(
+        bool(p.target),
+        integer(p.b, "b (batch size)", 1),
+        float(p.eta),
+        float(p.lam),
+        int(p.n_updates),
+        int(p.check_every),
+        float(p.threshold),
+        bool(p.stop),
+        float(p.noise_s),
+        integer(p.noise_mode, "noise_mode", NOISE_NONE, NOISE_SHARED),
+    )
+
+
+def _input(a: Any, name: str, rows: int | None, cols: int, dtype: type) -> np.ndarray:
+    """Input ``a`` as a C-contiguous (rows, cols) array of ``dtype`` (``rows`` None: any; copied only if needed).
+
+    A ValueError naming ``name`` otherwise (the kernels index without bounds checks).
+    """
+    arr = np.asarray(a)
+    if arr.ndim != 2 or arr.shape[1] != cols or (rows is not None and arr.shape[0] != rows) or arr.dtype != dtype:
+        text = "streams" if rows is None else str(rows)
+        raise ValueError(
+            f"{name} must be a {np.dtype(dtype).name} array of shape ({text}, {cols}); "
+            f"got {arr.dtype} of shape {arr.shape}"
+        )
+    return np.ascontiguousarray(arr)
+
+
+def _check_out(out: dict[str, Any], rows: int) -> None:
+    """Outputs fill in place: each must be a C-contiguous array of its dtype and shape (``rows`` rows).
+
+    ``out``: {argument name: array}, the name ending in the field of :data:`_OUT` (``out.rec``, ``out_rec``).
+    """
+    for name, arr in out.items():
+        shape, dtype = _OUT[name.split(".")[-1].removeprefix("out_")]
+        ok = isinstance(arr, np.ndarray) and arr.dtype == dtype and arr.flags.c_contiguous and arr.ndim == len(shape)
+        if not ok or any(n != want for n, want in zip(arr.shape, (rows, *shape[1:])) if want is not None):
+            want = str(tuple("checks" if n is None else n for n in (rows, *shape[1:]))).replace("'", "")
+            raise ValueError(
+                f"{name} must be a C-contiguous {np.dtype(dtype).name} array of shape {want}; "
+                f"got {getattr(arr, 'dtype', type(arr).__name__)} of shape {getattr(arr, 'shape', None)}"
+            )
+
+
+# per output field (of Outputs, GD, and dd_kernel.DDOutputs): (shape: the first entry stands for the rows,
+# None for any length), dtype
+_OUT: dict[str, tuple[tuple, type]] = {
+    "theta": ((0, 6), np.float64),
+    "hi": ((0, 6), np.float64),
+    "lo": ((0, 6), np.float64),
+    "state": ((0, 4), np.uint64),
+    "nstate": ((0, 4), np.uint64),
+    "rec": ((0,), np.int64),
+    "first": ((0,), np.int64),
+    "disagreements": ((0,), np.int64),
+    "updates": ((0,), np.int64),
+    "trace": ((0, None, 2), np.float64),
+}
+
+
+def _sgd_streams(theta0, states, nstates, par, chunk, out) -> None:
     """Online SGD for every stream (rows of ``theta0``); chunks of ``chunk`` streams run in parallel.
 
     ``par``: the :class:`SGDParams` (``target``: label |x| (True) or relu(x1) (False);
     ``check_every <= 0``: no risk checks); ``out``: the :class:`Outputs`, filled per stream.
-    ``chunk`` changes only the schedule, never the results.
+    ``chunk`` changes only the schedule, never the results: the chunks are independent calls
+    of :func:`_sgd_chunk` on :func:`run_blocks`'s threads (``numba.get_num_threads()``).
     """
+    theta0 = _input(theta0, "theta0", None, 6, np.float64)
     S = theta0.shape[0]
-    n_chunks = (S + chunk - 1) // chunk
-    for c in prange(n_chunks):
-        lo = c * chunk
-        hi = min(S, lo + chunk)
-        _sgd_chunk(lo, hi, theta0, states, nstates, par, out)
+    states = _input(states, "states", S, 4, np.uint64)
+    nstates = _input(nstates, "nstates", S, 4, np.uint64)
+    out = Outputs(*out)
+    _check_out({f"out.{k}": v for k, v in out._asdict().items()}, S)
+    chunk = integer(chunk, "chunk", 1)
+    run_blocks(_sgd_chunk, _blocks(S, chunk), (theta0, states, nstates, sgd_params(par), out))
 
 
-@njit(cache=True)
-def _warm_sgd(theta0, src_states, tgt_states, nstates, n_source, par, chunk, ckpt, out):
+def _warm_sgd(theta0, src_states, tgt_states, nstates, n_source, par, chunk, ckpt, out) -> None:
     """Warm run: ``n_source`` source SGD updates (no checks, no noise), then target SGD with ``par``.
-
-    Not itself parallel: both phases run through the parallel :func:`_sgd_streams`.
 
     The checkpoint lands in ``ckpt``; the target phase starts from it with the target
     states ``tgt_states`` and fills ``out`` as :func:`_sgd_streams`. The source phase takes
     ``b``, ``eta``, ``lam`` and ``threshold`` from ``par``.
     """
-    S = theta0.shape[0]
-    source = SGDParams(False, par.b, par.eta, par.lam, n_source, 0, par.threshold, False, 0.0, NOISE_NONE)
+    par = sgd_params(par)
+    source = SGDParams(False, par.b, par.eta, par.lam, int(n_source), 0, par.threshold, False, 0.0, NOISE_NONE)
+    S = _input(theta0, "theta0", None, 6, np.float64).shape[0]
     counters = np.empty((4, S), dtype=np.int64)
     src_out = Outputs(
         ckpt,
-        np.empty_like(src_states),
-        np.empty_like(nstates),
+        np.empty((S, 4), dtype=np.uint64),
+        np.empty((S, 4), dtype=np.uint64),
         counters[0],
         counters[1],
         counters[2],
@@ -518,44 +731,50 @@ def _warm_sgd(theta0, src_states, tgt_states, nstates, n_source, par, chunk, ckp
     _sgd_streams(ckpt, tgt_states, nstates, par, chunk, out)
 
 
-@njit(cache=True)
-def _gd_one(
-    theta0, s, target, eta, lam, n_updates, check_every, threshold, stop, out_theta, out_rec, out_updates, trace
+@njit(cache=True, nogil=True)
+def _gd_rows(
+    lo, hi, theta0, target, eta, lam, n_updates, check_every, threshold, stop, out_theta, out_rec, out_updates, trace
 ):
-    """GD with the exact population gradient (``model._risk_grad``) for row ``s``."""
-    th = theta0[s].copy()
+    """GD with the exact population gradient (``model._risk_grad``) for rows ``lo..hi-1``; releases the GIL."""
     grad = np.empty(6)
-    rec = -1
-    n = 0
-    while True:
-        if check_every > 0 and n % check_every == 0:
-            m = n // check_every
-            risk = _risk(th, True)
-            if m < trace.shape[1]:
-                trace[s, m, 0] = risk
-                trace[s, m, 1] = _angle(th)
-            if risk <= threshold and rec < 0:
-                rec = n
-                if stop:
-                    break
-        if n >= n_updates:
-            break
-        _risk_grad(th, target, lam, grad)
+    for s in range(lo, hi):
+        th = theta0[s].copy()
+        rec = -1
+        n = 0
+        while True:
+            if check_every > 0 and n % check_every == 0:
+                m = n // check_every
+                risk = _risk(th, np.bool_(True))
+                if m < trace.shape[1]:
+                    trace[s, m, 0] = risk
+                    trace[s, m, 1] = _angle(th)
+                if risk <= threshold and rec < 0:
+                    rec = n
+                    if stop:
+                        break
+            if n >= n_updates:
+                break
+            _risk_grad(th, target, lam, grad)
+            for i in range(6):
+                th[i] = th[i] - eta * grad[i]
+            n += 1
         for i in range(6):
-            th[i] = th[i] - eta * grad[i]
-        n += 1
-    for i in range(6):
-        out_theta[s, i] = th[i]
-    out_rec[s] = rec
-    out_updates[s] = n
+            out_theta[s, i] = th[i]
+        out_rec[s] = rec
+        out_updates[s] = n
 
 
-@njit(cache=True, parallel=True)
 def _gd_streams(
     theta0, target, eta, lam, n_updates, check_every, threshold, stop, out_theta, out_rec, out_updates, trace
-):
-    """Population GD ``theta <- theta - eta grad(R + lam/2 |theta|^2)`` for every row of ``theta0``."""
-    for s in prange(theta0.shape[0]):
-        _gd_one(
-            theta0, s, target, eta, lam, n_updates, check_every, threshold, stop, out_theta, out_rec, out_updates, trace
-        )
+) -> None:
+    """Population GD ``theta <- theta - eta grad(R + lam/2 |theta|^2)`` for every row of ``theta0``.
+
+    Rows are independent: blocks of them run on :func:`run_blocks`'s threads. ``check_every <= 0``:
+    no risk checks; ``out_theta`` (S, 6), ``out_rec`` and ``out_updates`` (S,) and ``trace``
+    (S, checks, 2) are filled per row.
+    """
+    theta0 = _input(theta0, "theta0", None, 6, np.float64)
+    S = theta0.shape[0]
+    _check_out({"out_theta": out_theta, "out_rec": out_rec, "out_updates": out_updates, "trace": trace}, S)
+    scalars = (bool(target), float(eta), float(lam), int(n_updates), int(check_every), float(threshold), bool(stop))
+    run_blocks(_gd_rows, _row_blocks(S), (theta0, *scalars, out_theta, out_rec, out_updates, trace))
