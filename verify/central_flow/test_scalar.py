@@ -79,6 +79,9 @@ def test_lambda_max(audit):
     reading="reconstruction: the paper's general-Sigma drift formula is lost (only H and Sigma are displayed); what is "
     "checked is our formula h' = -2 eta (sigma_vv u^2 - sigma_uu v^2), derived from the Section 3 rule "
     "h' = -(eta/2) D_{grad h}<H, Sigma> with the displayed H and Sigma, not a printed one",
+    by_construction="the drift formula is lost: what is compared is our SymPy derivation from the Section 3 rule "
+    "(CF-3.hdot) and the displayed H and Sigma against the same rule evaluated in float64, so nothing of the paper "
+    "can disagree; it checks our derivation, not a printed formula (as CF-B.fig1-match)",
 )
 def test_general_sigma_drift(audit):
     ours = S.drift_general_sigma()
@@ -139,6 +142,10 @@ def test_one_critical_direction_pairing(audit):
     "our reconstruction h' = -(eta/2) D_{grad h}<H, Sigma> with Sigma = sigma^2 w w^T frozen at the top eigenvector w: "
     "h' = -eta sigma^2 h lambda_max / R = -eta sigma^2 h (1 + (u^2 + v^2)/(2R)) (on the edge lambda_max = 2/eta: "
     "-2 sigma^2 h / R), derived from Section 3 and Appendix B's displayed H, b, R, not the paper's printed formula",
+    by_construction="Eq. (18) is lost (only its citation in Figure 1 survives): the closed form compared is our own "
+    "derivation from the Section 3 rule with Sigma = sigma^2 w w^T, checked against the same rule by SymPy and "
+    "mpmath, so nothing of the paper can disagree; it checks our reconstruction, not the paper's formula (as "
+    "CF-B.fig1-match, which uses it)",
 )
 def test_eq18(audit):
     ours = S.drift_one_direction()
