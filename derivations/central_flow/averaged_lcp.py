@@ -29,8 +29,9 @@ from __future__ import annotations
 from functools import cache
 
 import sympy as sp
+from sympy.polys.domains import QQ
 
-from .laws import gradient, hessian, vec
+from .laws import _compose, _hessian_poly, _poly, _ring, _sum, gradient, vec
 from .relu import region_loss, relu_symbols
 
 
@@ -50,17 +51,43 @@ def averaged_gradient_identity(n: int, d: int, r: int, N: int, gates: tuple) -> 
     """
     U, V, X, Y, theta, q, L = _setting(n, d, r, N, gates)
     xi, s = sp.symbols("xi s", real=True)
-    shift = {t: t + xi * sp.sqrt(s) * qk for t, qk in zip(theta, q)}
     g = gradient(L, theta)
     moments = {k: sp.Integer(0) if k % 2 else sp.factorial2(k - 1) for k in range(1, 8)}
-    H = hessian(L, theta)
-    qHq = sum(q[a] * H[a, b] * q[b] for a in range(len(q)) for b in range(len(q)))
-    c = gradient(qHq, theta)
+    # Exact polynomial arithmetic over Q: sqrt(s) enters only through the shift xi sqrt(s) q, so it is a ring
+    # generator rs standing for sqrt(s) that appears with the power of xi; after the xi-average only even powers
+    # remain, and rs^(2k) is s^k.
+    rs = sp.Dummy("sqrt_s")
+    R = _ring(L, theta, q, [xi, s, rs])
+    Lp = _poly(R, L)
+    th = [_poly(R, t) for t in theta]
+    qp = [_poly(R, qk) for qk in q]
+    XI, S, RS = _poly(R, xi), _poly(R, s), _poly(R, rs)
+    i_xi, i_s, i_rs = R.index(XI), R.index(S), R.index(RS)
+    H = _hessian_poly(Lp, th)
+    qHq = _sum(R, (qp[a] * H[a][b] * qp[b] for a in range(len(q)) for b in range(len(q))))
+    shift = {R.index(t): t + XI * RS * qk for t, qk in zip(th, qp)}
     gaps = []
-    for gk, ck in zip(g, c):
-        poly = sp.Poly(sp.expand(gk.xreplace(shift)), xi)
-        avg = sum(coef * (moments[m[0]] if m[0] else 1) for m, coef in zip(poly.monoms(), poly.coeffs()))
-        gaps.append(sp.expand(avg - gk - s * ck / 2))
+    for t in th:
+        gk = Lp.diff(t)
+        avg: dict = {}
+        for mon, coef in _compose(gk, shift).items():
+            k = mon[i_xi]
+            if mon[i_rs] != k:
+                raise ArithmeticError("sqrt(s) entered other than through the shift xi sqrt(s) q")
+            moment = moments[k] if k else 1
+            if moment == 0:
+                continue
+            m = list(mon)
+            m[i_xi], m[i_rs], m[i_s] = 0, 0, mon[i_s] + mon[i_rs] // 2
+            key = tuple(m)
+            v = avg.get(key, QQ.zero) + coef * QQ(int(moment))
+            if v:
+                avg[key] = v
+            else:
+                avg.pop(key)
+        mean = R.zero
+        mean.update(avg)
+        gaps.append((mean - gk - S * qHq.diff(t) * QQ(1, 2)).as_expr())
     return next((e for e in gaps if e != 0), sp.Integer(0)), g
 
 

@@ -29,13 +29,161 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 import sympy as sp
+from sympy.polys.domains import QQ
+from sympy.polys.rings import PolyElement, PolyRing
+
+from ..memo import memo
 
 eta = sp.Symbol("eta", positive=True)  # learning rate
+
+
+# --- exact polynomial arithmetic ---------------------------------------------------------------------------
+# Every quantity of these models is a polynomial over Q in its symbols (parameters, jet coefficients, Sigma,
+# eta). Sums, products, derivatives and substitutions are done in a sparse polynomial ring over Q
+# (sympy.polys.rings) and converted back: the result is the expanded polynomial that sp.expand returns (the
+# same canonical SymPy expression), without SymPy's generic expression tree. An expression that is not a
+# polynomial over Q (a square root, a function, a float) makes _poly raise _NotPolynomial, and the callers
+# fall back to the generic path.
+
+
+class _NotPolynomial(ValueError):
+    """The expression is not a polynomial over Q in its symbols."""
+
+
+def _ring(*exprs) -> PolyRing:
+    """The polynomial ring over Q in every symbol of ``exprs`` (expressions, matrices or iterables of them)."""
+    syms: set = set()
+    for e in exprs:
+        if isinstance(e, sp.Basic) or isinstance(e, sp.MatrixBase):
+            syms |= e.free_symbols
+        else:
+            for x in e:
+                syms |= sp.sympify(x).free_symbols
+    return PolyRing(tuple(sorted(syms, key=sp.default_sort_key)), QQ)
+
+
+def _poly(R: PolyRing, expr) -> PolyElement:
+    """``expr`` as an element of ``R`` (expanded by ring arithmetic); _NotPolynomial when it is not one."""
+    index = {s: i for i, s in enumerate(R.symbols)}
+    gens = R.gens
+
+    def rebuild(e):
+        i = index.get(e)
+        if i is not None:
+            return gens[i]
+        if e.is_Add:
+            acc: dict = {}
+            for a in e.args:
+                for m, c in rebuild(a).items():
+                    v = acc.get(m, QQ.zero) + c
+                    if v:
+                        acc[m] = v
+                    else:
+                        acc.pop(m, None)
+            out = R.zero
+            out.update(acc)
+            return out
+        if e.is_Mul:
+            out = R.one
+            for a in e.args:
+                out = out * rebuild(a)
+            return out
+        if e.is_Pow and e.exp.is_Integer and e.exp > 0:
+            return rebuild(e.base) ** int(e.exp)
+        if e.is_Rational:
+            return R.ground_new(QQ(int(e.p), int(e.q)))
+        raise _NotPolynomial(f"not a polynomial over Q: {e}")
+
+    return rebuild(sp.sympify(expr))
+
+
+def _compose(p: PolyElement, values: Mapping[int, PolyElement]) -> PolyElement:
+    """``p`` with the generators of index ``i`` replaced by ``values[i]`` (simultaneously), expanded."""
+    R = p.ring
+    idx = sorted(values)
+    powers: dict = {}
+    acc: dict = {}
+    for monom, coeff in p.items():
+        rest = list(monom)
+        term = R.one
+        for i in idx:
+            k = monom[i]
+            if k:
+                rest[i] = 0
+                key = (i, k)
+                if key not in powers:
+                    powers[key] = values[i] ** k
+                term = term * powers[key]
+        term = term.mul_term((tuple(rest), coeff))
+        for m, c in term.items():
+            v = acc.get(m, QQ.zero) + c
+            if v:
+                acc[m] = v
+            else:
+                acc.pop(m, None)
+    out = R.zero
+    out.update(acc)
+    return out
+
+
+def _sum(R: PolyRing, polys) -> PolyElement:
+    """The sum of ring elements, accumulated in one dictionary."""
+    acc: dict = {}
+    for q in polys:
+        for m, c in q.items():
+            v = acc.get(m, QQ.zero) + c
+            if v:
+                acc[m] = v
+            else:
+                acc.pop(m, None)
+    out = R.zero
+    out.update(acc)
+    return out
+
+
+def _directional_poly(p: PolyElement, theta: Sequence[PolyElement], direction: Sequence[PolyElement]):
+    """D_direction p = sum_i direction_i dp/dtheta_i in the ring (theta: generators)."""
+    return _sum(p.ring, (d * p.diff(t) for t, d in zip(theta, direction) if d))
+
+
+def _hessian_poly(p: PolyElement, theta: Sequence[PolyElement]) -> list[list[PolyElement]]:
+    """The Hessian of ``p`` in the generators ``theta`` (symmetric; each entry differentiated once)."""
+    first = [p.diff(t) for t in theta]
+    n = len(theta)
+    H = [[None] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i, n):
+            H[i][j] = H[j][i] = first[i].diff(theta[j])
+    return H
+
+
+def _pairing_poly(H: Sequence[Sequence[PolyElement]], ds: Iterable[Sequence[PolyElement]]) -> PolyElement:
+    """sum_k d_k^T H d_k (= <H, Sigma> for Sigma = sum_k d_k d_k^T) for ring elements H[i][j], d_k[i]."""
+    n = len(H)
+    return _sum(H[0][0].ring, (d[i] * H[i][j] * d[j] for d in ds for i in range(n) for j in range(n) if d[i] and d[j]))
+
+
+def _expand(expr) -> sp.Expr:
+    """sp.expand(expr), by ring arithmetic when ``expr`` is a polynomial over Q (the same expression).
+
+    >>> u, v = sp.symbols('u v', real=True)
+    >>> _expand((u - v) * (u + v) / 2), _expand(sp.sqrt(u) * (u + 1))
+    (u**2/2 - v**2/2, u**(3/2) + sqrt(u))
+    """
+    try:
+        return _poly(_ring(expr), expr).as_expr()
+    except _NotPolynomial:
+        return sp.expand(expr)
+
+
+def _expand_matrix(M: sp.MatrixBase) -> sp.Matrix:
+    """M.applyfunc(sp.expand) through :func:`_expand`."""
+    return sp.Matrix(M.shape[0], M.shape[1], lambda i, j: _expand(M[i, j]))
 
 
 def matrix_symbols(name: str, rows: int, cols: int) -> sp.Matrix:
@@ -73,8 +221,27 @@ def gradient(expr: sp.Expr, theta: Iterable[sp.Basic]) -> sp.Matrix:
 
 
 def directional(expr: sp.Expr, theta: Iterable[sp.Basic], direction: Iterable[sp.Expr]) -> sp.Expr:
-    """D_direction expr = sum_i direction_i d expr / d theta_i."""
-    return sp.expand(sum((d * sp.diff(expr, t) for t, d in zip(theta, direction)), sp.Integer(0)))
+    """D_direction expr = sum_i direction_i d expr / d theta_i, expanded.
+
+    Polynomials over Q are differentiated in a polynomial ring (exact); anything else by SymPy.
+
+    >>> u, v = sp.symbols('u v', real=True)
+    >>> directional((u + v)**2, (u, v), (v, -u))
+    -2*u**2 + 2*v**2
+    >>> directional(sp.sin(u) * v, (u, v), (1, 0))
+    v*cos(u)
+    """
+    theta, direction = list(theta), list(direction)
+    try:
+        R = _ring(expr, theta, direction)
+        p = _poly(R, expr)
+        dirs = [_poly(R, d) for d in direction]
+        gens = [_poly(R, t) for t in theta]
+        if any(not g.is_generator for g in gens):
+            raise _NotPolynomial("theta must be symbols")
+    except _NotPolynomial:
+        return sp.expand(sum((d * sp.diff(expr, t) for t, d in zip(theta, direction)), sp.Integer(0)))
+    return _directional_poly(p, gens, dirs).as_expr()
 
 
 @dataclass(frozen=True)
@@ -173,10 +340,14 @@ def transformation_series(n: int, m: int, r: int, order: int) -> sp.Matrix:
         return total
 
     diff = (U * expm_series(A)) * (V * expm_series(-A.T)).T - U * V.T
+    R = _ring(diff, [eps])
+    e = R.index(_poly(R, eps))
 
-    def truncate(e):
-        poly = sp.Poly(sp.expand(e), eps)
-        return sp.expand(sum((c * eps**k for (k,), c in poly.terms() if k <= order), sp.Integer(0)))
+    def truncate(expr):
+        p = _poly(R, expr)  # expanded exactly
+        out = R.zero
+        out.update({m: c for m, c in p.items() if m[e] <= order})
+        return out.as_expr()
 
     return diff.applyfunc(truncate)
 
@@ -226,7 +397,44 @@ class Jet:
     def dF(self, a: int) -> sp.Expr:
         """(d_a F)(phi(theta)) as a function of theta (base c still symbolic)."""
         phi = list(self.base.values())
-        return sp.expand(sp.diff(self.F_z, self.z[a]).subs(dict(zip(self.z, phi)), simultaneous=True))
+        try:
+            R = _ring(self.F_z, self.z, phi)
+            F = _poly(R, self.F_z)
+            z = [_poly(R, zi) for zi in self.z]
+            at_phi = {R.index(zi): _poly(R, p) for zi, p in zip(z, phi)}
+        except _NotPolynomial:
+            return sp.expand(sp.diff(self.F_z, self.z[a]).subs(dict(zip(self.z, phi)), simultaneous=True))
+        return _compose(F.diff(z[a]), at_phi).as_expr()
+
+
+class _JetRing:
+    """A jet's loss in a polynomial ring over Q with the parameters, Sigma and eta (for the rates below).
+
+    ``loss`` is F(phi(theta)) with the base c still symbolic, ``theta`` the parameters as generators,
+    ``at_base`` the substitution c -> phi(theta) (for :func:`_compose`).
+    """
+
+    def __init__(self, jet: Jet, theta: Sequence[sp.Basic], *extra):
+        self.R = R = _ring(jet.loss, theta, list(jet.base), list(jet.base.values()), [eta], *extra)
+        self.loss = _poly(R, jet.loss)
+        self.theta = [_poly(R, t) for t in theta]
+        self.at_base = {R.index(_poly(R, c)): _poly(R, p) for c, p in jet.base.items()}
+        self.eta = _poly(R, eta)
+
+    def poly(self, expr) -> PolyElement:
+        return _poly(self.R, expr)
+
+    def pairing(self, Sigma: sp.Matrix) -> PolyElement:
+        """<H, Sigma> = tr(H Sigma) of the loss (Sigma symmetric)."""
+        H = _hessian_poly(self.loss, self.theta)
+        S = [[self.poly(Sigma[i, j]) for j in range(Sigma.shape[1])] for i in range(Sigma.shape[0])]
+        n = len(self.theta)
+        return _sum(self.R, (H[i][j] * S[j][i] for i in range(n) for j in range(n)))
+
+    def velocity(self, pairing: PolyElement) -> list[PolyElement]:
+        """theta' = -eta grad L - (eta/2) grad <H, Sigma>."""
+        half = QQ(1, 2)
+        return [-self.eta * (self.loss.diff(t) + pairing.diff(t) * half) for t in self.theta]
 
 
 def generic_loss(phi: Sequence[sp.Expr], order: int = 2, name: str = "F") -> Jet:
@@ -255,9 +463,15 @@ def generic_loss(phi: Sequence[sp.Expr], order: int = 2, name: str = "F") -> Jet
             t = sp.Symbol(f"{name}_T_{'_'.join(map(str, idx))}", real=True)
             mult = len(set(itertools.permutations(idx)))
             F_z += t * mult * w[idx[0]] * w[idx[1]] * w[idx[2]] / 6
-    F_z = sp.expand(F_z)
-    loss = sp.expand(F_z.subs(dict(zip(zs, phi)), simultaneous=True))
-    return Jet(loss, dict(zip(c, phi)), g, K, zs, F_z)
+    try:
+        R = _ring(F_z, phi)
+        F = _poly(R, F_z)
+        at_phi = {R.index(_poly(R, zi)): _poly(R, p) for zi, p in zip(zs, phi)}
+    except _NotPolynomial:
+        F_z = sp.expand(F_z)
+        loss = sp.expand(F_z.subs(dict(zip(zs, phi)), simultaneous=True))
+        return Jet(loss, dict(zip(c, phi)), g, K, zs, F_z)
+    return Jet(_compose(F, at_phi).as_expr(), dict(zip(c, phi)), g, K, zs, F.as_expr())
 
 
 def gradient_flow_rate(model: Model, law: str, order: int = 1) -> sp.Expr:
@@ -269,15 +483,32 @@ def gradient_flow_rate(model: Model, law: str, order: int = 1) -> sp.Expr:
     0
     """
     jet = generic_loss(model.phi, order=order)
-    theta = model.theta
-    g_law = gradient(model.laws[law], theta)
-    g_loss = gradient(jet.loss, theta).subs(jet.base)
-    return sp.expand(-(g_law.T * g_loss)[0])
+    J = _JetRing(jet, model.theta, model.laws[law])
+    h = J.poly(model.laws[law])
+    rate = _sum(J.R, (h.diff(t) * _compose(J.loss.diff(t), J.at_base) for t in J.theta))
+    return (-rate).as_expr()
 
 
 def hessian(expr: sp.Expr, theta: Iterable[sp.Basic]) -> sp.Matrix:
-    """The Hessian of ``expr`` in ``theta``."""
-    return sp.hessian(expr, list(theta))
+    """The Hessian of ``expr`` in ``theta`` (entries expanded when ``expr`` is a polynomial over Q).
+
+    >>> u, v = sp.symbols('u v', real=True)
+    >>> hessian((u * v - 1)**2 / 2, (u, v))
+    Matrix([
+    [     v**2, 2*u*v - 1],
+    [2*u*v - 1,      u**2]])
+    """
+    theta = list(theta)
+    try:
+        R = _ring(expr, theta)
+        p = _poly(R, expr)
+        gens = [_poly(R, t) for t in theta]
+        if any(not g.is_generator for g in gens):
+            raise _NotPolynomial("theta must be symbols")
+    except _NotPolynomial:
+        return sp.hessian(expr, theta)
+    H = _hessian_poly(p, gens)
+    return sp.Matrix(len(theta), len(theta), lambda i, j: H[i][j].as_expr())
 
 
 def hessian_split(model: Model, order: int = 2) -> tuple[sp.Matrix, sp.Matrix, sp.Matrix]:
@@ -290,21 +521,55 @@ def hessian_split(model: Model, order: int = 2) -> tuple[sp.Matrix, sp.Matrix, s
     True
     """
     jet = generic_loss(model.phi, order=order)
-    theta = list(model.theta)
-    H = hessian(jet.loss, theta).subs(jet.base).applyfunc(sp.expand)
-    J = sp.Matrix([list(gradient(p, theta)) for p in model.phi])
-    Hp = (J.T * jet.hess * J).applyfunc(sp.expand)
-    Hc = sp.zeros(len(theta), len(theta))
-    for ga, p in zip(jet.grad, model.phi):
-        Hc += ga * hessian(p, theta)
-    return H, Hp, Hc.applyfunc(sp.expand)
+    J = _JetRing(jet, model.theta, jet.hess, jet.grad)
+    n = len(J.theta)
+    H = _hessian_poly(J.loss, J.theta)
+    phi = [J.poly(p) for p in model.phi]
+    dphi = [[p.diff(t) for t in J.theta] for p in phi]  # rows: grad phi_a
+    K = [[J.poly(jet.hess[a, b]) for b in range(len(phi))] for a in range(len(phi))]
+    g = [J.poly(ga) for ga in jet.grad]
+    hess_phi = [_hessian_poly(p, J.theta) for p in phi]
+    rng = range(len(phi))
+
+    def hp(i, j):
+        return _sum(J.R, (dphi[a][i] * K[a][b] * dphi[b][j] for a in rng for b in rng))
+
+    def hc(i, j):
+        return _sum(J.R, (g[a] * hess_phi[a][i][j] for a in rng))
+
+    return (
+        sp.Matrix(n, n, lambda i, j: _compose(H[i][j], J.at_base).as_expr()),
+        sp.Matrix(n, n, lambda i, j: hp(i, j).as_expr()),
+        sp.Matrix(n, n, lambda i, j: hc(i, j).as_expr()),
+    )
 
 
 def central_flow_velocity(loss: sp.Expr, theta: Sequence[sp.Basic], Sigma: sp.Matrix) -> sp.Matrix:
-    """theta' = -eta grad L - (eta/2) grad_theta <H(theta), Sigma> with Sigma held fixed (Section 3)."""
-    H = hessian(loss, theta)
-    pairing = sp.expand((H * Sigma).trace())
-    return -eta * gradient(loss, theta) - eta / 2 * gradient(pairing, theta)
+    """theta' = -eta grad L - (eta/2) grad_theta <H(theta), Sigma> with Sigma held fixed (Section 3).
+
+    Entries expanded when L and Sigma are polynomials over Q.
+
+    >>> u, v = sp.symbols('u v', real=True)
+    >>> central_flow_velocity((u * v - 1)**2 / 2, (u, v), sp.eye(2)).T
+    Matrix([[-eta*u*v**2 - eta*u + eta*v, -eta*u**2*v + eta*u - eta*v]])
+    """
+    theta = list(theta)
+    try:
+        R = _ring(loss, theta, Sigma, [eta])
+        p = _poly(R, loss)
+        gens = [_poly(R, t) for t in theta]
+        if any(not g.is_generator for g in gens):
+            raise _NotPolynomial("theta must be symbols")
+        S = [[_poly(R, Sigma[i, j]) for j in range(Sigma.shape[1])] for i in range(Sigma.shape[0])]
+    except _NotPolynomial:
+        H = hessian(loss, theta)
+        pairing = sp.expand((H * Sigma).trace())
+        return -eta * gradient(loss, theta) - eta / 2 * gradient(pairing, theta)
+    H = _hessian_poly(p, gens)
+    n = len(gens)
+    pairing = _sum(R, (H[i][j] * S[j][i] for i in range(n) for j in range(n)))
+    E, half = _poly(R, eta), QQ(1, 2)
+    return sp.Matrix([(-E * (p.diff(t) + pairing.diff(t) * half)).as_expr() for t in gens])
 
 
 def central_flow_law_rate(model: Model, law: str, order: int = 3) -> tuple[sp.Expr, sp.Expr]:
@@ -319,14 +584,15 @@ def central_flow_law_rate(model: Model, law: str, order: int = 3) -> tuple[sp.Ex
     0
     """
     jet = generic_loss(model.phi, order=order)
-    theta = list(model.theta)
-    Sigma = symmetric_symbols("Sigma", len(theta))
-    g_law = gradient(model.laws[law], theta)
-    velocity = central_flow_velocity(jet.loss, theta, Sigma)
-    direct = sp.expand((g_law.T * velocity)[0].subs(jet.base))
-    pairing = sp.expand((hessian(jet.loss, theta) * Sigma).trace())
-    paper = sp.expand((-eta / 2 * directional(pairing, theta, g_law)).subs(jet.base))
-    return direct, paper
+    Sigma = symmetric_symbols("Sigma", len(model.theta))
+    J = _JetRing(jet, model.theta, Sigma, model.laws[law])
+    h = J.poly(model.laws[law])
+    g_law = [h.diff(t) for t in J.theta]
+    pairing = J.pairing(Sigma)
+    velocity = J.velocity(pairing)
+    direct = _compose(_sum(J.R, (gl * v for gl, v in zip(g_law, velocity))), J.at_base)
+    paper = _compose(-J.eta * QQ(1, 2) * _directional_poly(pairing, J.theta, g_law), J.at_base)
+    return direct.as_expr(), paper.as_expr()
 
 
 def central_flow_psi_rate(n: int, m: int, r: int, order: int = 3) -> tuple[sp.Expr, sp.Expr]:
@@ -343,13 +609,15 @@ def central_flow_psi_rate(n: int, m: int, r: int, order: int = 3) -> tuple[sp.Ex
     U, V = model.blocks["U"], model.blocks["V"]
     A = symmetric_symbols("A", r)
     jet = generic_loss(model.phi, order=order)
-    theta = list(model.theta)
-    Sigma = symmetric_symbols("Sigma", len(theta))
-    velocity = central_flow_velocity(jet.loss, theta, Sigma)
-    direct = sp.expand((gradient(psi_A(U, V, A), theta).T * velocity)[0].subs(jet.base))
-    pairing = sp.expand((hessian(jet.loss, theta) * Sigma).trace())
-    paper = sp.expand((-eta * directional(pairing, theta, generator(U, V, A))).subs(jet.base))
-    return direct, paper
+    Sigma = symmetric_symbols("Sigma", len(model.theta))
+    J = _JetRing(jet, model.theta, Sigma, A)
+    psiA = J.poly(psi_A(U, V, A))
+    pairing = J.pairing(Sigma)
+    velocity = J.velocity(pairing)
+    direct = _compose(_sum(J.R, (psiA.diff(t) * v for t, v in zip(J.theta, velocity))), J.at_base)
+    delta = [J.poly(d) for d in generator(U, V, A)]
+    paper = _compose(-J.eta * _directional_poly(pairing, J.theta, delta), J.at_base)
+    return direct.as_expr(), paper.as_expr()
 
 
 # --- the number of laws: the Lie algebra generated by W_phi (Marcotte et al. 2023) -----------------
@@ -389,23 +657,49 @@ def _frac(c) -> Fraction:
     return Fraction(int(c.numerator), int(c.denominator))
 
 
-def _poly_field(exprs, gens) -> tuple:
-    return tuple(sp.Poly(e, *gens, domain="QQ") for e in exprs)
+def _poly_field(exprs, R: PolyRing) -> tuple:
+    """A polynomial vector field as a tuple of elements of R = Q[theta]."""
+    return tuple(_poly(R, e) for e in exprs)
 
 
 def _field_key(field_) -> dict:
-    return {(i, mon): _frac(c) for i, p in enumerate(field_) for mon, c in p.terms() if c}
+    return {(i, mon): _frac(c) for i, p in enumerate(field_) for mon, c in p.items() if c}
 
 
-def _bracket(X: tuple, Y: tuple, gens) -> tuple:
-    """[X, Y]_i = sum_j X_j dY_i/dtheta_j - Y_j dX_i/dtheta_j."""
+def _jacobian(X: tuple, R: PolyRing) -> list[list[PolyElement]]:
+    """dX_i/dtheta_j for a polynomial field X over R = Q[theta]."""
+    return [[Xi.diff(g) for g in R.gens] for Xi in X]
+
+
+def _bracket(X: tuple, Y: tuple, R: PolyRing, JX: list | None = None, JY: list | None = None) -> tuple:
+    """[X, Y]_i = sum_j X_j dY_i/dtheta_j - Y_j dX_i/dtheta_j (JX, JY: the fields' Jacobians, if known)."""
+    JX = _jacobian(X, R) if JX is None else JX
+    JY = _jacobian(Y, R) if JY is None else JY
+    n = len(R.gens)
+    return tuple(
+        _sum(
+            R,
+            [X[j] * JY[i][j] for j in range(n) if X[j] and JY[i][j]]
+            + [-Y[j] * JX[i][j] for j in range(n) if Y[j] and JX[i][j]],
+        )
+        for i in range(len(X))
+    )
+
+
+def _field_at(f: tuple, values: Sequence) -> list[Fraction]:
+    """The field's components at theta = ``values`` (rationals), exactly."""
+    vals = [QQ(int(sp.Rational(v).p), int(sp.Rational(v).q)) for v in values]
     out = []
-    for Yi, Xi in zip(Y, X):
-        acc = sp.Poly(0, *gens, domain="QQ")
-        for j, g in enumerate(gens):
-            acc += X[j] * Yi.diff(g) - Y[j] * Xi.diff(g)
-        out.append(acc)
-    return tuple(out)
+    for p in f:
+        acc = QQ.zero
+        for mon, c in p.items():
+            term = c
+            for v, k in zip(vals, mon):
+                if k:
+                    term *= v**k
+            acc += term
+        out.append(_frac(acc))
+    return out
 
 
 _LIE_CACHE: dict[str, list[tuple]] = {}
@@ -424,8 +718,9 @@ def lie_algebra(model: Model, max_depth: int = 20) -> list[tuple]:
     """
     if model.name in _LIE_CACHE:
         return _LIE_CACHE[model.name]
-    gens = list(model.theta)
-    generators = [_poly_field(gradient(p, gens), gens) for p in model.phi]
+    R = PolyRing(tuple(model.theta), QQ)
+    generators = [_poly_field(gradient(p, model.theta), R) for p in model.phi]
+    jac_gen = [_jacobian(X, R) for X in generators]
     ech = _Echelon()
     basis, frontier = [], []
     for f in generators:
@@ -438,9 +733,10 @@ def lie_algebra(model: Model, max_depth: int = 20) -> list[tuple]:
         if depth > max_depth:
             raise RuntimeError(f"Lie algebra of {model.name} did not close within {max_depth} bracket levels")
         new = []
-        for X in generators:
-            for Y in frontier:
-                Z = _bracket(X, Y, gens)
+        jac_front = [_jacobian(Y, R) for Y in frontier]
+        for X, JX in zip(generators, jac_gen):
+            for Y, JY in zip(frontier, jac_front):
+                Z = _bracket(X, Y, R, JX, JY)
                 if ech.add(_field_key(Z)):
                     new.append(Z)
         basis.extend(new)
@@ -464,10 +760,9 @@ def generic_point(model: Model, seed: int) -> dict:
 def lie_dimension_at(model: Model, point: dict) -> int:
     """dim Lie(W_phi)(theta) at ``point``: the rank over Q of the algebra's fields evaluated there."""
     ech = _Echelon()
-    gens = list(model.theta)
-    values = [point[g] for g in gens]
+    values = [point[g] for g in model.theta]
     for f in lie_algebra(model):
-        ech.add({i: _frac(sp.Rational(p.eval(tuple(values)))) for i, p in enumerate(f)})
+        ech.add(dict(enumerate(_field_at(f, values))))
     return ech.rank
 
 
@@ -490,8 +785,10 @@ def laws_rank_at(model: Model, point: dict) -> int:
 def laws_orthogonal_to_algebra(model: Model, point: dict) -> bool:
     """True when every law's gradient at ``point`` is orthogonal to every field of Lie(W_phi) there."""
     gens = list(model.theta)
-    values = tuple(point[g] for g in gens)
-    fields = [sp.Matrix([sp.Rational(p.eval(values)) for p in f]) for f in lie_algebra(model)]
+    values = [point[g] for g in gens]
+    fields = [
+        sp.Matrix([sp.Rational(v.numerator, v.denominator) for v in _field_at(f, values)]) for f in lie_algebra(model)
+    ]
     grads = [gradient(h, gens).subs(point) for h in model.laws.values()]
     return all((g.T * f)[0] == 0 for g in grads for f in fields)
 
@@ -505,6 +802,7 @@ def n_gf_formula(r: int, rk: int) -> sp.Integer:
     return sp.Integer(rk * (2 * r + 1 - rk)) / 2
 
 
+@memo
 def relu_admissible_generators(n: int, d: int, r: int) -> list[sp.Matrix]:
     """Basis of {A in R^{r x r} : dphi_ReLU(theta) Delta_A(theta) = 0 for every theta}.
 
@@ -590,10 +888,12 @@ def invariance_lemma(D: int = 3, P: int = 2) -> dict[str, sp.Expr]:
     rate = sum((gh * (-sp.diff(L, t)) for gh, t in zip(grad_h, theta)), sp.Integer(0))
     Jh = J * grad_h
     law_res = rate + sum((g * e for g, e in zip(gradF, Jh)), sp.Integer(0))
+    # expand is a proof here: each residual is a polynomial in the derivatives of the arbitrary functions
+    # (atoms), and it vanishes identically iff its expansion is 0
     return {
-        "generator": sp.expand(sp.simplify(gen)),
+        "generator": sp.expand(gen),
         "perp": sp.expand(perp),
-        "loss": sp.expand(sp.simplify(loss_res)),
-        "law": sp.expand(sp.simplify(law_res)),
+        "loss": sp.expand(loss_res),
+        "law": sp.expand(law_res),
         "law_rate": sp.expand(rate),
     }

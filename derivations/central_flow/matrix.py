@@ -11,11 +11,12 @@ Derivation (Section 3 and Appendix C). <H, Sigma> = E[delta^T H delta] splits in
 - the residual part 2 <U V^T - Y, E[delta_U delta_V^T]>, constant along Delta_A because
   U V^T is invariant (this is H_c; its rate vanishes for every loss F);
 - the Gauss-Newton part E||delta_U V^T + U delta_V^T||^2 = tr(R_U P_V) + tr(P_U R_V)
-  + 2 tr M, with P_U = U^T U, P_V = V^T V, R_U = E[delta_U^T delta_U], R_V = E[delta_V^T delta_V],
-  and the cross term M := E[delta_U^T U delta_V^T V] (the paper's definition of M is lost).
+  + 2 tr C, with P_U = U^T U, P_V = V^T V, R_U = E[delta_U^T delta_U], R_V = E[delta_V^T delta_V],
+  and the r x r cross term C := E[delta_U^T U delta_V^T V] = M V, M := E[delta_U^T U delta_V^T] (r x m;
+  the paper's definition of M is lost, see :func:`cross_factor_links`).
 
 Along Delta_A (U' = U A, V' = -V A^T, A in Sym(r)): P_U' = A P_U + P_U A,
-P_V' = -(A P_V + P_V A), tr(M)' = tr(A (N - N')), so
+P_V' = -(A P_V + P_V A), tr(C)' = tr(A (N - N')), so
 D_{Delta_A} <H, Sigma> = tr(A B~) with
 
     B~ = P_U R_V + R_V P_U - P_V R_U - R_U P_V + 2 (N - N'),
@@ -36,12 +37,23 @@ from collections.abc import Iterable
 from functools import cache
 
 import sympy as sp
+from sympy.polys.domains import QQ
 
 from .laws import (
+    _compose,
+    _directional_poly,
+    _expand,
+    _expand_matrix,
+    _hessian_poly,
+    _JetRing,
+    _NotPolynomial,
+    _pairing_poly,
+    _poly,
+    _ring,
+    _sum,
     directional,
     generator,
     generic_loss,
-    hessian,
     matrix_symbols,
     symmetric_symbols,
     vec,
@@ -89,12 +101,24 @@ def dphi(U: sp.Matrix, V: sp.Matrix, dU: sp.Matrix, dV: sp.Matrix) -> sp.Matrix:
 
 
 def pairing(H: sp.Matrix, deltas: Iterable[tuple[sp.Matrix, sp.Matrix]]) -> sp.Expr:
-    """<H, Sigma> = sum_k delta_k^T H delta_k for Sigma = sum_k delta_k delta_k^T."""
-    total = sp.Integer(0)
-    for dU, dV in deltas:
-        d = vec(dU, dV)
-        total += (d.T * H * d)[0]
-    return sp.expand(total)
+    """<H, Sigma> = sum_k delta_k^T H delta_k for Sigma = sum_k delta_k delta_k^T, expanded.
+
+    >>> from derivations.central_flow.laws import hessian
+    >>> U, V, Y = mf_symbols(1, 1, 1); (dU, dV), = samples(1, 1, 1, 1)
+    >>> pairing(hessian(loss(U, V, Y), vec(U, V)), [(dU, dV)])
+    U_0_0**2*dV0_0_0**2 + 4*U_0_0*V_0_0*dU0_0_0*dV0_0_0 + V_0_0**2*dU0_0_0**2 - 2*Y_0_0*dU0_0_0*dV0_0_0
+    """
+    vecs = [vec(dU, dV) for dU, dV in deltas]
+    try:
+        R = _ring(H, *vecs)
+        Hp = [[_poly(R, H[i, j]) for j in range(H.shape[1])] for i in range(H.shape[0])]
+        ds = [[_poly(R, x) for x in d] for d in vecs]
+    except _NotPolynomial:
+        total = sp.Integer(0)
+        for d in vecs:
+            total += (d.T * H * d)[0]
+        return sp.expand(total)
+    return _pairing_poly(Hp, ds).as_expr()
 
 
 def contractions(U: sp.Matrix, V: sp.Matrix, deltas: Iterable[tuple[sp.Matrix, sp.Matrix]]) -> dict[str, sp.Matrix]:
@@ -113,7 +137,7 @@ def breaking_matrix(U: sp.Matrix, V: sp.Matrix, deltas: Iterable[tuple[sp.Matrix
     """B~ = P_U R_V + R_V P_U - P_V R_U - R_U P_V + 2 (N - N') (Appendix C, boxed)."""
     c = contractions(U, V, deltas)
     B = c["P_U"] * c["R_V"] + c["R_V"] * c["P_U"] - c["P_V"] * c["R_U"] - c["R_U"] * c["P_V"]
-    return (B + 2 * (c["N"] - c["N'"])).applyfunc(sp.expand)
+    return _expand_matrix(B + 2 * (c["N"] - c["N'"]))
 
 
 def commutator_expectation(U: sp.Matrix, V: sp.Matrix, deltas: Iterable[tuple[sp.Matrix, sp.Matrix]]) -> sp.Matrix:
@@ -123,7 +147,7 @@ def commutator_expectation(U: sp.Matrix, V: sp.Matrix, deltas: Iterable[tuple[sp
     for dU, dV in deltas:
         X, Z = dV.T * V, dU.T * U
         out += X * Z - Z * X
-    return out.applyfunc(sp.expand)
+    return _expand_matrix(out)
 
 
 def sym(M: sp.Matrix) -> sp.Matrix:
@@ -141,14 +165,21 @@ def drift_identity(n: int, m: int, r: int, K: int = 2) -> tuple[sp.Expr, sp.Expr
     """
     U, V, Y, A, theta, delta = along_symmetry(n, m, r)
     deltas = samples(n, m, r, K)
-    H = hessian(loss(U, V, Y), theta)
-    ours = directional(pairing(H, deltas), theta, delta)
-    paper = sp.expand((A * breaking_matrix(U, V, deltas)).trace())
+    vecs = [vec(dU, dV) for dU, dV in deltas]
+    L = loss(U, V, Y)
+    R = _ring(L, theta, delta, *vecs)
+    gens = [_poly(R, t) for t in theta]
+    H = _hessian_poly(_poly(R, L), gens)
+    pair = _pairing_poly(H, [[_poly(R, x) for x in d] for d in vecs])
+    ours = _directional_poly(pair, gens, [_poly(R, d) for d in delta]).as_expr()
+    paper = _expand((A * breaking_matrix(U, V, deltas)).trace())
     return ours, paper
 
 
 def cross_term_rate(n: int, m: int, r: int, K: int = 2) -> tuple[sp.Expr, sp.Expr]:
-    """(ours, paper): D_{Delta_A} 2 tr M with M = E[delta_U^T U delta_V^T V], and 2 tr(A E[[delta_V^T V, delta_U^T U]]).
+    """(ours, paper): D_{Delta_A} 2 tr C with C = E[delta_U^T U delta_V^T V], and 2 tr(A E[[delta_V^T V, delta_U^T U]]).
+
+    C (r x r) is the cross term of the Gauss-Newton part; C = M V for the r x m M of :func:`cross_factor_links`.
 
     >>> ours, paper = cross_term_rate(2, 1, 2, 1)
     >>> sp.expand(ours - paper)
@@ -156,11 +187,11 @@ def cross_term_rate(n: int, m: int, r: int, K: int = 2) -> tuple[sp.Expr, sp.Exp
     """
     U, V, _, A, theta, delta = along_symmetry(n, m, r)
     deltas = samples(n, m, r, K)
-    M = sp.zeros(r, r)
+    C = sp.zeros(r, r)
     for dU, dV in deltas:
-        M += dU.T * U * dV.T * V
-    ours = directional(2 * M.trace(), theta, delta)
-    paper = sp.expand(2 * (A * commutator_expectation(U, V, deltas)).trace())
+        C += dU.T * U * dV.T * V
+    ours = directional(2 * C.trace(), theta, delta)
+    paper = _expand(2 * (A * commutator_expectation(U, V, deltas)).trace())
     return ours, paper
 
 
@@ -175,8 +206,8 @@ def gram_rates(n: int, m: int, r: int) -> dict[str, sp.Matrix]:
     dPU = PU.applyfunc(lambda e: directional(e, theta, delta))
     dPV = PV.applyfunc(lambda e: directional(e, theta, delta))
     return {
-        "P_U": (dPU - (A * PU + PU * A)).applyfunc(sp.expand),
-        "P_V": (dPV + (A * PV + PV * A)).applyfunc(sp.expand),
+        "P_U": _expand_matrix(dPU - (A * PU + PU * A)),
+        "P_V": _expand_matrix(dPV + (A * PV + PV * A)),
     }
 
 
@@ -197,11 +228,20 @@ def residual_part_rate(n: int, m: int, r: int) -> sp.Expr:
     phi = list(U * V.T)
     jet = generic_loss(phi, order=3)
     Sigma = symmetric_symbols("S", len(theta))
-    Hc_pair = sp.Integer(0)
+    R = _ring(jet.F_z, jet.z, list(jet.base), phi, theta, Sigma, A)
+    gens = [_poly(R, t) for t in theta]
+    F = _poly(R, jet.F_z)
+    z = [_poly(R, zi) for zi in jet.z]
+    at_phi = {R.index(zi): _poly(R, p) for zi, p in zip(z, phi)}  # z -> phi(theta): (d_a F)(phi(theta))
+    at_base = {R.index(_poly(R, c)): _poly(R, p) for c, p in jet.base.items()}  # c -> phi(theta)
+    S = [[_poly(R, Sigma[i, j]) for j in range(len(theta))] for i in range(len(theta))]
+    n_t = range(len(theta))
+    Hc_pair = R.zero
     for a, p in enumerate(phi):
-        Hc_pair += jet.dF(a) * (hessian(p, theta) * Sigma).trace()
-    rate = directional(sp.expand(Hc_pair), theta, generator(U, V, A))
-    return sp.expand(rate.subs(jet.base))
+        Hp = _hessian_poly(_poly(R, p), gens)
+        Hc_pair += _compose(F.diff(z[a]), at_phi) * _sum(R, (Hp[i][j] * S[j][i] for i in n_t for j in n_t))
+    rate = _directional_poly(Hc_pair, gens, [_poly(R, d) for d in generator(U, V, A)])
+    return _compose(rate, at_base).as_expr()
 
 
 @cache
@@ -219,10 +259,11 @@ def generic_loss_drift(n: int, m: int, r: int) -> tuple[sp.Expr, sp.Expr]:
     U, V, _, _, theta, delta = along_symmetry(n, m, r)
     jet = generic_loss(list(U * V.T), order=3)
     Sigma = symmetric_symbols("S", len(theta))
-    pair = sp.expand((hessian(jet.loss, theta) * Sigma).trace())
-    rate = sp.expand(directional(pair, theta, delta).subs(jet.base))
+    J = _JetRing(jet, theta, Sigma, delta)
+    rate = _compose(_directional_poly(J.pairing(Sigma), J.theta, [J.poly(d) for d in delta]), J.at_base)
     identity = {kk: int(kk.name.split("_")[2] == kk.name.split("_")[3]) for kk in jet.hess.free_symbols}
-    return rate, sp.expand(rate.subs(identity))
+    at_identity = {J.R.index(J.poly(kk)): J.R.ground_new(QQ(v)) for kk, v in identity.items()}
+    return rate.as_expr(), _compose(rate, at_identity).as_expr()
 
 
 def breaking_matrix_from_sigma(n: int, m: int, r: int) -> sp.Matrix:
@@ -274,12 +315,12 @@ def cross_factor_links(
         gn += sum((e**2 for e in J), sp.Integer(0))
     Mdot = M.applyfunc(lambda e: directional(e, theta, delta))
     c = contractions(U, V, deltas)
-    cross = sp.expand(gn - (c["R_U"] * c["P_V"]).trace() - (c["P_U"] * c["R_V"]).trace())
-    rate = directional(sp.expand((M * V).trace()), theta, delta)
-    product_rule = sp.expand((Mdot_paper * V).trace() + (M * (-V * A)).trace())
+    cross = _expand(gn - (c["R_U"] * c["P_V"]).trace() - (c["P_U"] * c["R_V"]).trace())
+    rate = directional((M * V).trace(), theta, delta)
+    product_rule = _expand((Mdot_paper * V).trace() + (M * (-V * A)).trace())
     return {
-        "Mdot": (Mdot.applyfunc(sp.expand), Mdot_paper.applyfunc(sp.expand)),
-        "cross": (cross, sp.expand(2 * (M * V).trace())),
-        "rate": (rate, sp.expand((A * (c["N"] - c["N'"])).trace())),
+        "Mdot": (_expand_matrix(Mdot), _expand_matrix(Mdot_paper)),
+        "cross": (cross, _expand(2 * (M * V).trace())),
+        "rate": (rate, _expand((A * (c["N"] - c["N'"])).trace())),
         "product_rule": (rate, product_rule),
     }

@@ -32,8 +32,26 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 
 import sympy as sp
+from sympy.polys.domains import QQ
 
-from .laws import directional, eta, gradient, hessian, matrix_symbols, vec
+from .laws import (
+    _compose,
+    _directional_poly,
+    _expand,
+    _expand_matrix,
+    _hessian_poly,
+    _NotPolynomial,
+    _pairing_poly,
+    _poly,
+    _ring,
+    _sum,
+    directional,
+    eta,
+    gradient,
+    hessian,
+    matrix_symbols,
+    vec,
+)
 
 
 def relu_symbols(n: int, d: int, r: int, N: int) -> tuple[sp.Matrix, sp.Matrix, sp.Matrix, sp.Matrix]:
@@ -95,7 +113,7 @@ def breaking_matrix(
     """B~_ReLU = P_U R_alpha + R_alpha P_U - Pi R_U - R_U Pi + 2 (N_e - N'_e)."""
     c = contractions(U, V, X, gates, deltas)
     B = c["P_U"] * c["R_alpha"] + c["R_alpha"] * c["P_U"] - c["Pi"] * c["R_U"] - c["R_U"] * c["Pi"]
-    return (B + 2 * (c["N_e"] - c["N'_e"])).applyfunc(sp.expand)
+    return _expand_matrix(B + 2 * (c["N_e"] - c["N'_e"]))
 
 
 def project_diag(B: sp.Matrix) -> sp.Matrix:
@@ -104,11 +122,28 @@ def project_diag(B: sp.Matrix) -> sp.Matrix:
 
 
 def _pairing(H, deltas) -> sp.Expr:
-    total = sp.Integer(0)
-    for dU, dV in deltas:
-        dv = vec(dU, dV)
-        total += (dv.T * H * dv)[0]
-    return sp.expand(total)
+    vecs = [vec(dU, dV) for dU, dV in deltas]
+    try:
+        R = _ring(H, *vecs)
+        Hp = [[_poly(R, H[i, j]) for j in range(H.shape[1])] for i in range(H.shape[0])]
+        ds = [[_poly(R, x) for x in d] for d in vecs]
+    except _NotPolynomial:
+        total = sp.Integer(0)
+        for dv in vecs:
+            total += (dv.T * H * dv)[0]
+        return sp.expand(total)
+    return _pairing_poly(Hp, ds).as_expr()
+
+
+def _region_ring(U, V, X, Y, gates, deltas, *extra):
+    """(R, theta generators, Hessian of the region loss, <H, Sigma>) in one polynomial ring over Q."""
+    theta = list(vec(U, V))
+    vecs = [vec(dU, dV) for dU, dV in deltas]
+    L = region_loss(U, V, X, Y, gates)
+    R = _ring(L, theta, *vecs, [eta], *extra)
+    gens = [_poly(R, t) for t in theta]
+    H = _hessian_poly(_poly(R, L), gens)
+    return R, gens, _pairing_poly(H, [[_poly(R, x) for x in d] for d in vecs])
 
 
 @cache
@@ -123,10 +158,10 @@ def drift_identity(n: int, d: int, r: int, N: int, gates: tuple, K: int = 2) -> 
     lam = sp.symbols(f"lambda0:{r}", real=True)
     A = sp.diag(*lam)
     deltas = samples(n, d, r, K)
-    theta = list(vec(U, V))
-    H = hessian(region_loss(U, V, X, Y, gates), theta)
-    ours = directional(_pairing(H, deltas), theta, vec(U * A, -V * A))
-    paper = sp.expand((A * breaking_matrix(U, V, X, gates, deltas)).trace())
+    direction = vec(U * A, -V * A)
+    R, gens, pair = _region_ring(U, V, X, Y, gates, deltas, direction)
+    ours = _directional_poly(pair, gens, [_poly(R, e) for e in direction]).as_expr()
+    paper = _expand((A * breaking_matrix(U, V, X, gates, deltas)).trace())
     return ours, paper
 
 
@@ -135,15 +170,14 @@ def law_rates(n: int, d: int, r: int, N: int, gates: tuple, K: int = 2) -> tuple
     """(ours, paper): h_j' = -(eta/2) D_{grad h_j} <H, Sigma> from the Hessian, and -eta (B~_ReLU)_jj (Figure 3)."""
     U, V, X, Y = relu_symbols(n, d, r, N)
     deltas = samples(n, d, r, K)
-    theta = list(vec(U, V))
-    H = hessian(region_loss(U, V, X, Y, gates), theta)
-    pair = _pairing(H, deltas)
+    R, gens, pair = _region_ring(U, V, X, Y, gates, deltas)
+    minus_half_eta = -_poly(R, eta) * QQ(1, 2)
     B = breaking_matrix(U, V, X, gates, deltas)
     ours, paper = [], []
     for j in range(r):
-        hj = (U[:, j].T * U[:, j])[0] - (V[:, j].T * V[:, j])[0]
-        ours.append(sp.expand(-eta / 2 * directional(pair, theta, gradient(hj, theta))))
-        paper.append(sp.expand(-eta * B[j, j]))
+        hj = _poly(R, (U[:, j].T * U[:, j])[0] - (V[:, j].T * V[:, j])[0])
+        ours.append((minus_half_eta * _directional_poly(pair, gens, [hj.diff(t) for t in gens])).as_expr())
+        paper.append(_expand(-eta * B[j, j]))
     return ours, paper
 
 
@@ -176,8 +210,8 @@ def gram_rates(n: int, d: int, r: int, N: int, gates: tuple) -> dict[str, sp.Mat
     c = contractions(U, V, X, gates, [])
     rate = {k: c[k].applyfunc(lambda e: directional(e, theta, direction)) for k in ("P_U", "Pi")}
     return {
-        "P_U": (rate["P_U"] - (A * c["P_U"] + c["P_U"] * A)).applyfunc(sp.expand),
-        "Pi": (rate["Pi"] + (A * c["Pi"] + c["Pi"] * A)).applyfunc(sp.expand),
+        "P_U": _expand_matrix(rate["P_U"] - (A * c["P_U"] + c["P_U"] * A)),
+        "Pi": _expand_matrix(rate["Pi"] + (A * c["Pi"] + c["Pi"] * A)),
     }
 
 
@@ -191,16 +225,35 @@ def averaged_gradient_gap(loss: sp.Expr, theta: Iterable[sp.Basic], points: Sequ
     """
     theta = list(theta)
     k = len(points)
-    g = gradient(loss, theta)
-    H = hessian(loss, theta)
-    Sigma = sp.zeros(len(theta), len(theta))
-    avg = sp.zeros(len(theta), 1)
-    for p in points:
-        p = sp.Matrix(p)
-        Sigma += p * p.T / k
-        avg += g.subs(dict(zip(theta, [t + pi for t, pi in zip(theta, p)])), simultaneous=True) / k
-    cf = g + gradient(sp.expand((H * Sigma).trace()), theta) / 2
-    return (avg - cf).applyfunc(sp.expand)
+    pts = [sp.Matrix(p) for p in points]
+    try:
+        R = _ring(loss, theta, *pts)
+        L = _poly(R, loss)
+        gens = [_poly(R, t) for t in theta]
+        if any(not t.is_generator for t in gens):
+            raise _NotPolynomial("theta must be symbols")
+        P = [[_poly(R, x) for x in p] for p in pts]
+    except _NotPolynomial:
+        g = gradient(loss, theta)
+        H = hessian(loss, theta)
+        Sigma = sp.zeros(len(theta), len(theta))
+        avg = sp.zeros(len(theta), 1)
+        for p in pts:
+            Sigma += p * p.T / k
+            avg += g.subs(dict(zip(theta, [t + pi for t, pi in zip(theta, p)])), simultaneous=True) / k
+        cf = g + gradient(_expand((H * Sigma).trace()), theta) / 2
+        return _expand_matrix(avg - cf)
+    n, inv_k, half = len(gens), QQ(1, k), QQ(1, 2)
+    g = [L.diff(t) for t in gens]
+    H = _hessian_poly(L, gens)
+    Sigma = [[_sum(R, (p[i] * p[j] for p in P)) * inv_k for j in range(n)] for i in range(n)]
+    pairing = _sum(R, (H[i][j] * Sigma[j][i] for i in range(n) for j in range(n)))
+    shifts = [{R.index(t): t + p[j] for j, t in enumerate(gens)} for p in P]  # theta -> theta + delta
+    gap = []
+    for i, t in enumerate(gens):
+        avg = _sum(R, (_compose(g[i], shift) for shift in shifts)) * inv_k
+        gap.append((avg - g[i] - pairing.diff(t) * half).as_expr())
+    return sp.Matrix(gap)
 
 
 def gates_at(V: sp.Matrix, X: sp.Matrix) -> tuple:

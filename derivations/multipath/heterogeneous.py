@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 
 import sympy as sp
 
+from derivations.memo import memo
 from derivations.validation import integer
 
 sigma = sp.Symbol("sigma_star", positive=True)  # target singular value of the mode
@@ -159,6 +160,7 @@ def single_path_crossover() -> dict:
     return {"sigma_c": sig_c, "log_ratio": log_ratio, "log_ratio_at_c": at_c, "ratio_at_1": ratio1}
 
 
+@memo
 def growth_rates() -> dict:
     """Gradient-flow growth rates on the depth-balanced manifold (Sections 5.1 and 5.3).
 
@@ -195,6 +197,7 @@ def growth_rates() -> dict:
     }
 
 
+@memo
 def early_growth() -> dict:
     """Gradient flow from a small start (Sections 5.1 and 5.3, 'grows exponentially faster').
 

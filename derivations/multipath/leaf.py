@@ -41,6 +41,7 @@ from collections.abc import Sequence
 
 import sympy as sp
 
+from derivations.memo import memo
 from derivations.validation import integer
 
 L = sp.Symbol("L", positive=True)  # depth, L > 2 where the statement needs it
@@ -212,6 +213,7 @@ def zero_loss_expansion(Hn: int = 3) -> dict:
     }
 
 
+@memo
 def one_dimensional_map() -> dict:
     """Lemmas E.5-E.6: the map F_c and its derivative.
 
@@ -374,6 +376,7 @@ def two_cycle() -> dict:
     return {"b1": sol, "sum_coefficient": sp.expand((r + r1).subs(b1, sol)).coeff(r, 2)}
 
 
+@memo
 def two_step_multiplier() -> dict:
     """The two-step transverse multiplier to order r^2, frozen and with kappa following the mean.
 
@@ -418,6 +421,7 @@ def stopping_gap() -> dict:
     return {"G_dagger": sol, "residual": sp.simplify(sol - (2 - eta * lam_min) / (eta * C))}
 
 
+@memo
 def balanced_two_cycle() -> dict:
     """Eq. (67) on the balanced line: the period-two orbit of (54) just beyond eta lambda_min = 2.
 

@@ -37,6 +37,8 @@ import sympy as sp
 from sympy import QQ
 from sympy.polys.rings import ring
 
+from ..memo import memo
+from .gauss_newton import _value
 from .svs import _chain, svs_point
 
 L = sp.Symbol("L", positive=True)  # depth (real positive where the statement allows it)
@@ -88,6 +90,10 @@ def jacobian_norm_residual() -> sp.Expr:
     return sp.simplify(L * (sh / sh ** (1 / L)) ** 2 - L * sh ** (2 - 2 / L))
 
 
+def _identity(q):
+    return q
+
+
 @cache
 def full_hessian(d: int, Hn: int, Ln: int, a: tuple, loss: str = "full") -> dict:
     """Exact Hessian of (1/2)||M - M_*||_F^2 in all H L d^2 layer entries at a depth-balanced global minimum.
@@ -135,9 +141,13 @@ def full_hessian(d: int, Hn: int, Ln: int, a: tuple, loss: str = "full") -> dict
     vals = [QQ.convert(v) for _, v in point]
     n = len(gens)
     grads = [f.diff(g) for g in gens]
-    Hm = sp.Matrix(n, n, lambda r, c: sp.Rational(grads[r].diff(gens[c])(*vals)) if r <= c else 0)
+
+    def at_point(q) -> sp.Rational:  # exact value at the point, term by term (PolyElement.__call__ is slow here)
+        return sp.Rational(_value(q, vals, _identity))
+
+    Hm = sp.Matrix(n, n, lambda r, c: at_point(grads[r].diff(gens[c])) if r <= c else 0)
     Hm = Hm + Hm.T - sp.diag(*[Hm[k, k] for k in range(n)])
-    J = sp.Matrix(d * d, n, lambda r, c: sp.Rational(M[r // d][r % d].diff(gens[c])(*vals)))
+    J = sp.Matrix(d * d, n, lambda r, c: at_point(M[r // d][r % d].diff(gens[c])))
     T = sp.Matrix.hstack(*[(U[:, i] * V[:, j].T).reshape(d * d, 1) for i in range(d) for j in range(d)])
     lam = [Ln * sum(a[h][i] ** (2 * Ln - 2) for h in range(Hn)) for i in range(d)]
     K = [
@@ -189,6 +199,7 @@ def cross_mode_bound() -> dict:
     return {"identity": sp.simplify(e), "product": prod}
 
 
+@memo
 def equal_split() -> dict:
     """Theorem 4.2 (Eqs. (14)-(15), (42), (50)) from the mode sharpness (13).
 

@@ -37,6 +37,7 @@ import sympy as sp
 from sympy import QQ
 from sympy.polys.rings import ring
 
+from derivations.memo import memo
 from derivations.validation import integer
 
 eta = sp.Symbol("eta", positive=True)  # step size
@@ -329,6 +330,7 @@ def _layer_product(layers: list) -> sp.Matrix:
     return P
 
 
+@memo
 def uniform_frame_product(d: int = 2, L: int = 2) -> dict:
     """Appendix C.2 writes every layer as W_hl = U Sigma_hl V^T and concludes Omega_h = U (prod_l Sigma_hl) V^T.
 

@@ -23,6 +23,7 @@ from types import MappingProxyType
 import mpmath
 import sympy as sp
 
+from ..memo import memo
 from .kernels import J_kernel, disk_expectation, disk_radius, gated_second_moment, q_constant
 from .symbols import B, a1, a2, delta, lam, omega1, omega2, phi, r1, r2, rho, t
 
@@ -249,6 +250,7 @@ def radial_drift() -> sp.Expr:
     return polar_flow("target")[r1].subs(point)
 
 
+@memo
 def angular_equation() -> sp.Expr:
     """Target ``delta' = alpha' + beta' = a_1 a_2 r_1 r_2 (r_1^{-2} + r_2^{-2}) g(delta)`` (Section 4, Appendix 14).
 
@@ -263,6 +265,7 @@ def angular_equation() -> sp.Expr:
     return sp.simplify(v[alpha] + v[beta])
 
 
+@memo
 def source_angle_jacobian() -> sp.Matrix:
     """Jacobian of ``(alpha', beta')`` in ``(alpha, beta)`` on S at ``omega_1 = p B_s`` (Appendices 15, 17).
 
@@ -281,6 +284,7 @@ def source_angle_jacobian() -> sp.Matrix:
     return sp.simplify(jac.subs({alpha: 0, beta: 0}).subs(point))
 
 
+@memo
 def target_angle_rate() -> sp.Expr:
     """Linear growth rate of delta at a target clone ``a_i = r_i``, ``omega_1 = p B_t`` (Sections 3, 4).
 
@@ -368,6 +372,7 @@ def projective_update_jacobian() -> tuple[sp.Matrix, sp.Matrix]:
     return sp.simplify(avg), Emu
 
 
+@memo
 def gated_moments(direction: sp.Expr = psi) -> tuple[sp.Matrix, sp.Matrix]:
     """``E[1{u.X>0} X X^T]`` and ``E[1{u.X>0} |X| X]`` for ``u = (cos psi, sin psi)``, X uniform on the disk.
 
@@ -390,6 +395,7 @@ def gated_moments(direction: sp.Expr = psi) -> tuple[sp.Matrix, sp.Matrix]:
     return G, m
 
 
+@memo
 def common_gate_drift() -> sp.Matrix:
     """``E[v | theta]`` for ``v = (f_aux - |X|) 1{u.X>0} X``, ``f_aux = 1{u.X>0} U.X`` (Section 7.1).
 

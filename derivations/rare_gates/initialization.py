@@ -29,6 +29,7 @@ from functools import cache
 import sympy as sp
 from sympy.calculus.util import maximum
 
+from ..memo import memo
 from .kernels import J_kernel, disk_expectation, q_constant
 from .symbols import a1, a2, delta, omega1, omega2, r1, r2, rho, t, th1, th2, x
 
@@ -77,6 +78,7 @@ def polar_gaussian_factors() -> tuple[sp.Expr, sp.Expr]:
     return radial, angular
 
 
+@memo
 def rayleigh_survival(level: sp.Expr) -> sp.Expr:
     """P(|w| > level) for w ~ N(0, I_2), integrated from the Rayleigh density.
 
@@ -135,6 +137,7 @@ def omega_sum_subdensity_max() -> sp.Expr:
     return maximum(omega_sum_subdensity(), x, sp.Interval(0, sp.oo))
 
 
+@memo
 def p_positive_heads_and_sum_below(cap: sp.Expr = OMEGA_CAP) -> sp.Expr:
     """P(a_1, a_2 > 0, omega_1 + omega_2 < cap) = (1 - (1 + cap) e^{-cap}) / 4.
 
@@ -144,6 +147,7 @@ def p_positive_heads_and_sum_below(cap: sp.Expr = OMEGA_CAP) -> sp.Expr:
     return sp.simplify(sp.integrate(omega_sum_subdensity(), (x, 0, cap)))
 
 
+@memo
 def angle_probability(labelled: bool = False) -> sp.Expr:
     """P of the angular part of D0 for independent uniform angles on (-pi, pi].
 
@@ -160,6 +164,7 @@ def angle_probability(labelled: bool = False) -> sp.Expr:
     return one if labelled else sp.simplify(one + mirror)
 
 
+@memo
 def p_d0(labelled: bool = False) -> sp.Expr:
     """P(D0) = P(a_i > 0, omega_1 + omega_2 < 3/4) x P(angles), by independence of angles and (a, r).
 
@@ -242,6 +247,7 @@ def _k_violation_terms() -> dict[str, dict[str, sp.Expr]]:
     }
 
 
+@memo
 def k_bound() -> sp.Expr:
     """Our bound on P(D0 \\ K): the sum of the derived terms of :func:`k_violation_terms`.
 
@@ -307,6 +313,7 @@ def target_risk() -> sp.Expr:
     return sp.expand((ef2 - 2 * efy + second_moment) / 2)
 
 
+@memo
 def initial_risk_lower_bound() -> sp.Expr:
     """1 + S^2/8 - q S: drop the cross term (J >= 0) and use omega_1^2 + omega_2^2 >= S^2/2.
 
@@ -328,6 +335,7 @@ def initial_risk_lower_bound() -> sp.Expr:
     return lb
 
 
+@memo
 def initial_risk_infimum() -> sp.Expr:
     """inf over D0 of the target risk: 1 + 9/128 - 3/(2 pi) = 0.59284... (Appendix 18; Appendix 13's 0.5928).
 

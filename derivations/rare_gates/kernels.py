@@ -8,6 +8,7 @@ from functools import cache
 
 import sympy as sp
 
+from ..memo import memo
 from .symbols import phi, rho, t
 
 PI = sp.pi
@@ -28,6 +29,7 @@ def disk_radius() -> sp.Expr:
     return sol
 
 
+@memo
 def disk_expectation(integrand_polar: sp.Expr) -> sp.Expr:
     """E[h(X)] for X uniform on the disk, h given in polar coordinates (rho, phi), phi in [-pi, pi].
 

@@ -17,6 +17,7 @@ from types import MappingProxyType
 
 import sympy as sp
 
+from derivations.memo import memo
 from derivations.validation import integer
 
 from .dynamics import alpha, beta, eta, polar_flow
@@ -35,6 +36,7 @@ x = sp.Symbol("x", positive=True)  # a generic small quantity (eta lambda, e^{-l
 k = sp.Symbol("k", real=True)  # exponent excess: gamma C_0 = 1 + k
 
 
+@memo
 def small_step_limit(expr: sp.Expr) -> sp.Expr:
     """``lim_{eta -> 0+} expr``."""
     return sp.limit(expr, eta, 0, "+")

@@ -28,6 +28,7 @@ from functools import cache
 
 import sympy as sp
 
+from ..memo import memo
 from .initialization import target_risk
 from .kernels import g_kernel, gated_radial_moment, gated_second_moment
 from .symbols import delta, lam, omega1, omega2, phi, t
@@ -50,6 +51,7 @@ floor = sp.Symbol("floor", positive=True)  # smallest resolved angle
 T_half = sp.Symbol("T_half", positive=True)  # source time of half recovery
 
 
+@memo
 def disagreement_probability(angle: sp.Expr = delta) -> sp.Expr:
     """P(the gates of two units at angle ``angle`` in [0, pi] differ) for rotation-invariant inputs.
 
@@ -183,6 +185,7 @@ def target_clone_amplitude() -> sp.Expr:
     return sp.expand(sol)
 
 
+@memo
 def target_clone_norm() -> sp.Expr:
     """Hidden norm r at the balanced target clone: a_i = r_i = r, B_t = 2 r^2, so r = sqrt(B_t/2).
 
@@ -311,6 +314,7 @@ def common_gate_amplitude() -> sp.Expr:
     return sol
 
 
+@memo
 def common_gate_angle() -> sp.Expr:
     """Small-angle path delta0 e^{-lambda t} sqrt(B0/B(t)): transverse part decays at lambda, p = sqrt(B/2).
 

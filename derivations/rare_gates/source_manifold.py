@@ -16,6 +16,7 @@ from functools import cache
 from types import MappingProxyType
 
 import sympy as sp
+from sympy.polys.matrices import DomainMatrix
 
 from .dynamics import alpha, beta, clone_amplitude, p, polar_risk
 from .kernels import J_kernel, g_kernel
@@ -184,7 +185,20 @@ def normal_decay_rates() -> MappingProxyType:
     [(0, 1), (1 - 2*lambda, 1), (1/2, 1), (2*lambda, 2), (lambda, 1)]
     """
     x = sp.Symbol("x")
-    poly = sp.Poly(sp.expand(manifold_hessian().charpoly(x).as_expr()), x)
+    # The Hessian of the (polynomial) linear objective at a_i = w_i.e1 = s_i, w_i.e2 = 0, with s_i symbols: its
+    # characteristic polynomial is computed exactly in Q[s_1, s_2, lambda][x]; then s_i -> sqrt(omega_i) of the
+    # point of S (cartesian_point), which gives charpoly(manifold_hessian()) without radicals inside Berkowitz.
+    s1, s2 = sp.symbols("s_1 s_2", positive=True)
+    A1, A2, x1, y1, x2, y2 = THETA
+    at_s = {A1: s1, A2: s2, x1: s1, y1: 0, x2: s2, y2: 0}
+    pt = cartesian_point()
+    values = {s1: pt[A1], s2: pt[A2]}
+    if {k: sp.sympify(v).subs(values) for k, v in at_s.items()} != pt:
+        raise RuntimeError("the point of S is not of the form a_i = w_i.e1, w_i.e2 = 0")
+    H = DomainMatrix.from_Matrix(sp.hessian(linear_objective(), THETA).subs(at_s))
+    coeffs = [H.domain.to_sympy(c) for c in H.charpoly()]
+    charpoly = sp.Add(*[c * x ** (len(coeffs) - 1 - k) for k, c in enumerate(coeffs)])
+    poly = sp.Poly(sp.expand(charpoly.subs(values)), x)
     rates: dict = {}
     _, factors = sp.factor_list(poly.as_expr(), x)
     for fac, mult in factors:

@@ -717,11 +717,20 @@ def _bineq_sample(region: str, n: int = N_BINEQ, seed: int = BINEQ_SEED) -> np.n
 
 
 def _bineq_margins(pts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(B' - mid, mid - B(2A - B), min_i q_i, the rounding scale 1 + sum a_i^2 + |w_i|^2) at each point."""
+    """(B' - mid, mid - B(2A - B), min_i q_i, the rounding scale 1 + sum a_i^2 + |w_i|^2) at each point.
+
+    The float64 operations of :func:`_ineq_terms`, bit for bit, without its per-point pf.observables (of which
+    only omega_i = a_i |w_i| and B = omega_1 + omega_2 enter, computed here as it computes them) and with q_i
+    computed once per point.
+    """
     out = np.empty((len(pts), 4))
     for j, x in enumerate(pts):
-        bdot, mid, logistic = _ineq_terms(x)
-        out[j] = bdot - mid, mid - logistic, float(pf.radial_gains(x, "target").min()), 1.0 + float(x @ x)
+        qg = pf.radial_gains(x, "target")
+        o1, o2 = x[0] * math.hypot(x[2], x[3]), x[1] * math.hypot(x[4], x[5])
+        B = o1 + o2
+        mid = 2.0 * (o1 * (qg[0] - LAM) + o2 * (qg[1] - LAM))
+        bdot = pf.amplitude_rate(x, "target", LAM)
+        out[j] = bdot - mid, mid - B * (2 * A - B), float(qg.min()), 1.0 + float(x @ x)
     return out[:, 0], out[:, 1], out[:, 2], out[:, 3]
 
 
