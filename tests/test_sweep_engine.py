@@ -88,7 +88,7 @@ def test_rerun_reuses_stored_cells_and_computes_only_missing_ones(tmp_path, dire
 def test_cells_of_another_code_version_are_recomputed(tmp_path, direct):
     store = ResultStore(tmp_path)
     run_sweep(_experiment(), store=store, progress=False)
-    other = _experiment(modules=RS.CODE_MODULES + ("numerics.sweep.codec",))
+    other = _experiment(modules=RS.CODE_MODULES + ("numerics.central_flow.models",))  # outside rare gates' closure
     assert other.code_version != _experiment().code_version
     run = run_sweep(other, store=store, progress=False)
     assert run.count("computed") == 3 and all(o.reason.startswith("code-mismatch") for o in run.outcomes)
@@ -125,6 +125,19 @@ def test_provenance_is_stored_with_each_cell(tmp_path):
     assert meta["seed"] == 4 and meta["params"] == _cells()[0] and meta["experiment"] == "test.tiny"
     assert meta["code_version"] == _experiment().code_version and meta["package_version"]
     assert "git_revision" in meta and meta["worker"]["elapsed_s"] > 0 and meta["created"].endswith("+00:00")
+
+
+def test_code_version_follows_the_project_modules_the_code_modules_import():
+    from numerics.sweep.experiment import code_closure
+
+    closure = code_closure(RS.CODE_MODULES)
+    # simulate imports wilson_interval from initialization (a number in every cell), which is not listed
+    init = "numerics.rare_gates.initialization"
+    assert init not in RS.CODE_MODULES and init in closure
+    assert set(RS.CODE_MODULES) <= set(closure) and "numerics.central_flow.models" not in closure
+    # relative imports resolve: matrix imports .laws
+    assert "derivations.central_flow.laws" in code_closure(("derivations.central_flow.matrix",))
+    assert _experiment(modules=tuple(closure)).code_version == _experiment().code_version
 
 
 def test_code_version_tracks_sources_and_rejects_unknown_modules():

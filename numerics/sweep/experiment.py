@@ -8,9 +8,10 @@ bit for bit (each cell covers a range of streams or initialisations whose random
 are keyed by their ids, so the split changes nothing).
 
 The *code version* of an experiment is a hash of the source of the modules its cells run
-(``code_modules``), taken when the experiment is defined, and of the numerical environment
-(NumPy, numba, llvmlite, C library, architecture). A stored cell is reused only under the
-same code version; any edit of those modules, a docstring included, recomputes the cells.
+(``code_modules`` and every project module they import, directly or not: :func:`code_closure`),
+taken when the experiment is defined, and of the numerical environment (NumPy, numba,
+llvmlite, C library, architecture). A stored cell is reused only under the same code
+version; any edit of those modules, a docstring included, recomputes the cells.
 
 >>> chunks(70, 32)
 [(0, 32), (32, 32), (64, 6)]
@@ -18,6 +19,7 @@ same code version; any edit of those modules, a docstring included, recomputes t
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import importlib.util
@@ -26,6 +28,7 @@ import platform
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -207,9 +210,67 @@ def replace_sizes(base: Any, overrides: Mapping[str, object] | None, minimum: Ma
     return replace(base, **new)
 
 
+PROJECT_PACKAGES = ("numerics", "derivations")  # the packages whose modules a code version follows
+
+
+def _project_imports(name: str, path: str) -> set[str]:
+    """The project modules that module ``name`` (source at ``path``) imports anywhere in its source.
+
+    Read statically from every import statement (inside functions too), relative ones
+    resolved; ``from P import x`` counts P and, where it is a module, P.x.
+    """
+    package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(Path(path).read_text(encoding="utf-8"), filename=path)):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            found.add(base)
+            found.update(f"{base}.{a.name}" for a in node.names)
+    return {m for m in found if m.split(".")[0] in PROJECT_PACKAGES and _origin(m) is not None}
+
+
+def _origin(name: str) -> str | None:
+    """The source file of module ``name``, or None where it is not a module (an attribute of a package)."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    return spec.origin if spec is not None and spec.origin and spec.origin.endswith(".py") else None
+
+
+@cache
+def code_closure(modules: tuple[str, ...]) -> tuple[str, ...]:
+    """``modules`` and every project module (:data:`PROJECT_PACKAGES`) they import, directly or not, sorted.
+
+    A module that shapes the cells' numbers but is not listed in ``code_modules`` (a helper
+    the listed modules import) is thereby still part of the code version.
+
+    >>> "numerics.validation" in code_closure(("numerics.stats",))
+    True
+    """
+    for name in modules:
+        if _origin(name) is None:
+            raise ValueError(f"code_modules: cannot find module {name!r}")
+    seen: set[str] = set()
+    todo = list(modules)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo.extend(_project_imports(name, _origin(name) or ""))
+    return tuple(sorted(seen))
+
+
 @cache
 def code_version(modules: tuple[str, ...]) -> str:
-    """16 hex digits of SHA-256 over the modules' source and the numerical environment.
+    """16 hex digits of SHA-256 over the source of the modules and of what they import (:func:`code_closure`)
+    and the numerical environment.
 
     The environment: NumPy, numba and llvmlite versions, the C library and the machine
     architecture (``numpy.longdouble`` and libm differ between them). Computed once per
@@ -220,11 +281,8 @@ def code_version(modules: tuple[str, ...]) -> str:
     import numba
 
     h = hashlib.sha256()
-    for name in sorted(modules):
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.origin is None:
-            raise ValueError(f"code_modules: cannot find module {name!r}")
-        with open(spec.origin, "rb") as f:
+    for name in code_closure(tuple(sorted(set(modules)))):
+        with open(_origin(name) or "", "rb") as f:
             h.update(name.encode() + b"\0" + f.read() + b"\0")
     libc = " ".join(platform.libc_ver())
     h.update(
