@@ -343,6 +343,88 @@ def test_relu_central_flow_stops_only_with_a_reason():
     assert "outside [0, 1]" in traj.stop and 3.0 < t_slide < 3.1 and traj.t[-1] <= t_slide
 
 
+def _beside_an_edge_block(draw, edge):
+    """Draw ``draw`` of ``_relu_instance`` beside a scalar model resting on the stability edge 2/eta = ``edge``.
+
+    theta = (u, v, w, the ReLU parameters), L = (u v - y)^2 / 2 + L_ReLU with y = edge / 2 (w is a loss-free
+    pad, so the ReLU block starts at n r as the flows index it), started at u = v = sqrt(edge / 2): a minimum
+    whose sharpness u^2 + v^2 is the edge. The Hessian is block-diagonal; the scalar block gives the hybrid flow
+    one critical direction from t = 0 and stays put (grad = 0, so its variance is 0), while the ReLU block,
+    below the edge, follows gradient flow and slides with k = 1. Where the ReLU block's own sharpness reaches
+    the edge, a second direction joins on a sliding boundary: the state the sliding central flow cannot follow.
+    """
+    relu, th = _relu_instance(draw)
+    y = edge / 2
+    sc = models.scalar_model(y)
+    n, d, r = relu.shape
+
+    def grad(t, gates=None, weights=None):
+        return np.concatenate([sc.grad(t[:2]), [0.0], relu.grad(t[r:], gates, weights)])
+
+    def hess(t, gates=None):
+        H = np.zeros((t.size, t.size))
+        H[:2, :2], H[r:, r:] = sc.hessian(t[:2]), relu.hessian(t[r:], gates)
+        return H
+
+    def curv(t, q, gates=None):
+        return np.concatenate([sc.curvature_grad(t[:2], q[:2]), [0.0], relu.curvature_grad(t[r:], q[r:], gates)])
+
+    model = models.Model(
+        "edge block + relu",
+        relu.dim + r,
+        (n + 1, d, r),
+        lambda t: sc.loss(t[:2]) + relu.loss(t[r:]),
+        grad,
+        hess,
+        curv,
+        lambda t: relu.preacts(t[r:]),
+        relu.data,
+    )
+    u = math.sqrt(y)
+    return model, np.concatenate([[u, u, 0.0], th]), 2.0 / edge
+
+
+def test_hybrid_stops_where_a_crossing_brings_a_second_direction_onto_a_sliding_boundary():
+    # path (a): the ReLU block slides on z_02 = 0 (k = 1, the edge block) and crosses z_51 = 0 into a region whose
+    # sharpness (1.84) is above the edge (1.6; 1.34 before): the crossing's re-count gives k = 2 with (0, 2) sliding
+    model, th0, eta = _beside_an_edge_block(22, 1.6)
+    floor = (2.0 / eta) * (1 - F.EDGE_LEAVE)
+    traj = F.hybrid_flow(model, th0, eta, 2.0, np.linspace(0, 2, 101), k_max=2)
+    kinds = [(e["kind"], e.get("pair"), e.get("k")) for e in traj.events]
+    assert kinds == [("slide", (0, 2), None), ("cross", (5, 1), None), ("mode", None, (1, 2))]
+    t_cross = traj.events[1]["t"]
+    assert traj.stop == (
+        f"2 eigenvalues at the edge on a sliding boundary at t = {t_cross!r} "
+        "(the sliding central flow has one critical direction)"
+    )
+    # the run ends at the crossing: no sample past it, none in mode 2, (0, 2) still sliding at the last one
+    assert traj.stop_at is not None and traj.stop_at[0] == t_cross and traj.t[-1] <= t_cross
+    assert np.all(traj.k == 1) and traj.sliding[-1][0, 2] and not traj.sliding[-1][5, 1]
+    # the re-count is right: the region entered has two eigenvalues at the edge (the ReLU block's above it)
+    G = traj.gates[-1].copy()
+    G[5, 1] = 1.0
+    assert np.sum(np.linalg.eigvalsh(model.hessian(traj.stop_at[1], G)) >= floor) == 2
+
+
+def test_hybrid_stops_where_a_second_eigenvalue_rises_to_the_edge_on_a_sliding_boundary():
+    # path (b): the ReLU block slides on z_12 = 0 (k = 1, the edge block) while its own sharpness rises to the edge
+    # (2.2; 1.94 at the start) inside one region: the rise would enter k = 2 with (1, 2) sliding
+    model, th0, eta = _beside_an_edge_block(5, 2.2)
+    traj = F.hybrid_flow(model, th0, eta, 4.0, np.linspace(0, 4, 101), k_max=2)
+    kinds = [(e["kind"], e.get("pair"), e.get("k")) for e in traj.events]
+    assert kinds == [("cross", (3, 0), None), ("slide", (1, 2), None)]  # no mode entered, nothing released
+    assert traj.stop_at is not None
+    t_rise, x = traj.stop_at
+    assert traj.stop == (
+        f"2 eigenvalues at the edge on a sliding boundary at t = {t_rise!r} "
+        "(the sliding central flow has one critical direction)"
+    )
+    assert traj.events[1]["t"] < t_rise and traj.t[-1] <= t_rise and np.all(traj.k == 1) and traj.sliding[-1][1, 2]
+    # the stop is the rise: the held region's second eigenvalue is at the edge there (event location, integration error)
+    lam = np.linalg.eigvalsh(model.hessian(x, traj.gates[-1]))[::-1]
+    assert abs(lam[0] * eta / 2 - 1) <= 1e-9 and abs(lam[1] * eta / 2 - 1) <= 1e-9 and lam[2] * eta / 2 < 0.9
+
+
 def _edge_boundary():
     """Draw 17 of ``_relu_instance`` moved onto the boundary z_40 = 0: below it gradient flow, above it the edge.
 

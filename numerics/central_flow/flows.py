@@ -494,6 +494,24 @@ def _boundary_rates(
     return zd
 
 
+def _several_directions_sliding(k: int, sliding: set[tuple[int, int]], t: float) -> str | None:
+    """The stop message when k >= 2 critical directions meet sliding pairs at time t (None otherwise).
+
+    The sliding central flow (:func:`sliding_velocity`, the one-direction solve ``_slide_solve``) holds one
+    critical direction; with k >= 2 at the edge on a sliding boundary there is no continuation of ours, and
+    integrating the one-direction solve would give the wrong dynamics silently. :func:`_piecewise` asks it
+    at the start of every segment (whatever switch led there), before a rise enters mode k + 1, on entering
+    its ``settle`` (before the one-direction solve decides which pairs to release: a gate crossing whose
+    re-count gave k >= 2) and on settle's own re-count.
+    """
+    if k >= 2 and sliding:
+        return (
+            f"{k} eigenvalues at the edge on a sliding boundary at t = {t!r} "
+            "(the sliding central flow has one critical direction)"
+        )
+    return None
+
+
 def _piecewise(model, theta0, eta, T, grid, policy, k_fixed, k_max, rtol, atol) -> Trajectory:
     """Integrate GF (policy 'gf'), the CF with k_fixed directions ('cf') or the hybrid flow ('hybrid').
 
@@ -551,6 +569,9 @@ def _piecewise(model, theta0, eta, T, grid, policy, k_fixed, k_max, rtol, atol) 
         ``recount``: re-count the corner constraints (False after a corner event, which set them itself).
         """
         nonlocal k, contact, stop, act
+        stop = _several_directions_sliding(k, sliding, t)  # e.g. a crossing whose re-count gave k >= 2
+        if stop is not None:
+            return False
         for _ in range(4 * (len(sliding) + 2)):
             before = G.copy()
             if recount:
@@ -575,11 +596,8 @@ def _piecewise(model, theta0, eta, T, grid, policy, k_fixed, k_max, rtol, atol) 
             if new_k > k_max:
                 stop = f"after the gate change at t = {t!r} more than k_max = {k_max} eigenvalues are at the edge"
                 return False
-            if new_k >= 2 and sliding:
-                stop = (
-                    f"{new_k} eigenvalues at the edge on a sliding boundary at t = {t!r} "
-                    "(the sliding central flow has one critical direction)"
-                )
+            stop = _several_directions_sliding(new_k, sliding, t)
+            if stop is not None:
                 return False
             if new_k != k:
                 events.append({"t": t, "kind": "mode", "k": (k, new_k), "theta": y.copy()})
@@ -589,6 +607,10 @@ def _piecewise(model, theta0, eta, T, grid, policy, k_fixed, k_max, rtol, atol) 
         return False
 
     for _ in range(MAX_SEGMENTS):
+        # whatever switch led here, no segment integrates k >= 2 critical directions with sliding pairs
+        stop = _several_directions_sliding(k, sliding, t0)
+        if stop is not None:
+            break
         evs: list[Callable[..., float]] = []
         tags: list[tuple[Any, ...]] = []  # ('rise',), ('fall',), ('unslide', i, j, side), ('gate', i, j), ('corner', b)
         cache.clear()
@@ -690,11 +712,8 @@ def _piecewise(model, theta0, eta, T, grid, policy, k_fixed, k_max, rtol, atol) 
                         f"lambda_{k + 1} reached 2/eta at t = {t0!r} with k_max = {k_max} critical directions allowed"
                     )
                     break
-                if sliding and k >= 1:
-                    stop = (
-                        f"lambda_{k + 1} reached 2/eta at t = {t0!r} on a sliding activation boundary "
-                        "(the sliding central flow has one critical direction)"
-                    )
+                stop = _several_directions_sliding(k + 1, sliding, t0)  # checked before the mode is entered
+                if stop is not None:
                     break
                 events.append({"t": t0, "kind": "mode", "k": (k, k + 1), "theta": y0.copy()})
                 k += 1
