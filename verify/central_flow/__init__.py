@@ -1,7 +1,8 @@
 """Checks of the central-flow paper (arXiv 2611.06718), one module per part: laws, scalar, matrix, ReLU.
 
-Shared here: the fitted alternatives of the EoS setting and the rule that keeps an EoS check to the draws in the
-regime its claim is about (:func:`regime_draws`).
+Shared here: the fitted alternatives of the EoS setting, the rule that keeps an EoS check to the draws in the
+regime its claim is about (:func:`regime_draws`), and the power 0 of a check that holds by construction
+(:func:`by_construction_power`).
 """
 
 #: the EoS setting c = eta lambda*/2 = 1.002 (scalar 1.0005) was picked from the scan because it sustains EoS (just
@@ -16,6 +17,23 @@ EOS_FITTED = {
     "sustained under the 10% reading",
     "eta = 0.5, c = 1.002": "the same as eta = 0.9 (0.84 / 0.86 / 0.85; eta only changes the units by homogeneity)",
 }
+
+
+PAPER_SETTING = "the paper's setting"
+
+
+def by_construction_power(audit, what: str, why: str, where: str | None = None) -> None:
+    """A check that holds by how the setting was built cannot detect the paper's statement failing: power 0.
+
+    The alternative is ``where`` (default: the paper's lost setting), where ``what`` (the paper's statement failing
+    there); ``why``: why the check passes anyway. The claim's verdict is then inconclusive whatever its other powers.
+    """
+    alternative = f"{where}, where {what}" if where else f"the paper's (lost) setting, where {what}"
+    audit.power(
+        0.0,
+        alternative=alternative,
+        method=f"by construction: {why}; the check passes whatever {where or PAPER_SETTING} does",
+    )
 
 
 def regime_why(r: dict, track: bool) -> str | None:

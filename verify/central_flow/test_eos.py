@@ -29,7 +29,7 @@ from numerics.central_flow import experiments as E
 from numerics.central_flow import flows as F
 from numerics.stats import clopper_pearson_interval, power_of_region, wilson_interval
 from verify.audit import claim, uses
-from verify.central_flow import EOS_FITTED, regime_draws
+from verify.central_flow import EOS_FITTED, by_construction_power, regime_draws
 
 ALT_FAIL = 0.25  # the alternative: the property fails in a quarter of the draws
 #: the chosen setting, and how a neighbourhood rerun moves it (``tox -e neighbourhood``; the report's profile names it)
@@ -54,6 +54,16 @@ HOOD_FITTED = {
     "1 of 2 draws; the scalar and mf cells 2 of 2 (values under 'neighbourhood' in CF-1.eos-*)",
 }
 HOOD_SHARE = 0.5  # 'commonly' at the chosen c: the least share of a neighbourhood cell's draws that sustain EoS
+#: why CF-1.eos-* hold by construction for the paper's statement (its power is recorded as 0, the verdict inconclusive)
+EOS_BY_CONSTRUCTION = (
+    "the settings were chosen because they sustain EoS (c = eta lambda*/2 just above 1, picked from the scan: no "
+    "stable minimum, so GD is forced to oscillate at the edge; EoS is sustained at one grid value of c, in no draw "
+    "at the neighbouring values), so the check shows that such settings exist and sustain EoS in most of their "
+    "draws, which every other EoS check rests on and which is asserted; the paper's 'GD on neural networks ... "
+    "commonly enters the EOS regime' is a general statement cited from Cohen et al., and 'commonly' across "
+    "neural-network training is not testable with three toy models at chosen settings: the statement's power is "
+    "recorded as 0"
+)
 READ_TRACK = (
     "EoS settings as in CF-1.eos-*; 'in this oscillatory regime' read as after the catapult (eos.catapult_end: from "
     "the first step after which the sharpness stays within 10% of 2/eta and the iterates' centre moves by at most "
@@ -108,13 +118,33 @@ def _eos(audit, results, model: str) -> None:
     # 'commonly', fixed with the neighbourhood cells' rule (HOOD_SHARE) before the full profile's 12 draws were run:
     # there one of 12 mf and one of 12 ReLU draws leave the band; every draw sustaining it is reported, not required
     need = int(np.ceil(HOOD_SHARE * n))
-    alt = 0.25  # the alternative: EoS sustained in only a quarter of the draws (not 'commonly')
-    audit.power(
+    alt = 0.25  # the rule's own alternative: EoS sustained in only a quarter of the draws at the chosen setting
+    audit.ours(
         float(stats.binom.cdf(need - 1, n, alt)),
-        alternative=f"EoS sustained in only {alt:g} of the draws at the chosen setting (not 'commonly')",
-        method=f"exact: P(Bin({n}, {alt:g}) < {need}), the rule being at least {need} of {n} draws",
+        4,
+        label=f"power of the rule 'at least {need} of {n} draws sustain EoS' against EoS sustained in only {alt:g} of "
+        f"the draws at the chosen setting (exact: P(Bin({n}, {alt:g}) < {need})); reported: that alternative is about "
+        "the chosen setting, not the alternative to the paper's 'commonly', whose power is 0 (by construction)",
     )
     audit.ours(k == n, label="every draw at the chosen setting sustains EoS (reported; the reading asks for half)")
+    audit.evidence(
+        "What the check shows: settings chosen to sustain EoS exist (at one grid value of c per model, in no draw at "
+        "the neighbouring grid values) and sustain it in most draws there; that is asserted, since every other EoS "
+        "check rests on it. What it cannot show: the paper's 'GD on neural networks ... commonly enters the EOS "
+        "regime' is a general statement cited from Cohen et al. about neural-network training; three toy models at "
+        "settings picked because they sustain EoS (the scalar's outside the paper's own regime eta y < 1, the ReLU "
+        "setting built with every unit active) pass this check whatever GD commonly does, so the paper statement's "
+        "power is recorded as 0 (by construction) and the verdict is inconclusive. The rule's power against EoS "
+        "sustained in a quarter of the draws at the chosen setting is reported under ours."
+    )
+    by_construction_power(
+        audit,
+        "GD enters and sustains the EOS regime only in some settings (not 'commonly')",
+        "the settings were chosen because they sustain EoS (c just above 1, picked from the scan; the check asserts "
+        "only that they do); 'commonly' across neural-network training is not testable with three toy models at chosen "
+        "settings",
+        where="gradient descent on neural networks at large (the statement cited from Cohen et al.)",
+    )
     assert k >= need
     assert all(not r["sustained"] for r in below)
     # each cell's c as run (eos_scan records it): the scan must reach below 1 and above the chosen c, or the
@@ -193,6 +223,10 @@ def _hood(audit, results, model: str) -> list[tuple[float, float, int, int]]:
     reading=READ + f"; scalar: eta y = {E.EOS_SETTINGS['scalar']['c']:g} > 1 (moved: still > 1), outside the "
     "paper's eta y < 1 (see evidence)",
     fitted=HOOD_FITTED,
+    by_construction=EOS_BY_CONSTRUCTION + "; the scalar setting lies outside the paper's own regime eta y < 1 (where "
+    "Figure 1's bound exists), where GD cannot sustain EoS (the exact law h_(k+1) = h_k (1 - eta^2 e_k^2) bounds the "
+    "oscillation; CF-B.eos-regime: none of its draws there sustains it): it sustains EoS because eta y > 1 leaves "
+    "no stable minimum",
 )
 @uses("central_flow.eos_track", "central_flow.eos_scan", "central_flow.eos_neighbourhood")
 def test_eos_scalar(audit, results):
@@ -215,7 +249,7 @@ def test_eos_scalar(audit, results):
     _eos(audit, results, "scalar")
 
 
-@claim("CF-1.eos-mf", reading=READ, fitted=HOOD_FITTED)
+@claim("CF-1.eos-mf", reading=READ, fitted=HOOD_FITTED, by_construction=EOS_BY_CONSTRUCTION)
 @uses("central_flow.eos_track", "central_flow.eos_scan", "central_flow.eos_neighbourhood")
 def test_eos_mf(audit, results):
     _eos(audit, results, "mf")
@@ -225,6 +259,9 @@ def test_eos_mf(audit, results):
     "CF-1.eos-relu",
     reading=READ + "; ReLU: one-unit teacher, inputs and start in the all-active region",
     fitted=HOOD_FITTED,
+    by_construction=EOS_BY_CONSTRUCTION + "; the ReLU setting is built with every unit active (one-unit teacher, "
+    "inputs with x_i^T w_hat > 0.3, start in the all-active region), so on the data the network is a linear "
+    "two-layer model and no activation pattern changes while GD sustains EoS",
 )
 @uses("central_flow.eos_track", "central_flow.eos_scan", "central_flow.eos_neighbourhood")
 def test_eos_relu(audit, results):
