@@ -3,12 +3,20 @@
 The speed-ups of ``_svs_gd`` and ``_mode_sharpness`` (powers sharing their squares, the secular
 terms formed once, a Newton search that decides most bisection steps, the stop test's sharpness
 kept while its inputs repeat, a record counter instead of a division) must change no result bit:
-the stored simulation cells are compared with the previous revision's. Here the kernels are run
-against the plain forms they replace, written out below as they stood before (every bisection
-step re-evaluates the secular sum from a and r, every power is ``**``, the stop test evaluates the
-sharpness every step), on seeded random inputs and on the edge cases, and every output is compared
-bit for bit (NaN positions and signed zeros included). Reference: arXiv 2606.05219, Eqs. (54), (13).
+the stored simulation cells are compared with the previous revision's. Here the kernels are run on
+seeded random inputs and on the edge cases and every output is compared bit for bit (NaN positions
+and signed zeros included) with the outputs of the plain forms they replace (every bisection step
+re-evaluates the secular sum from a and r, every power is ``**``, the stop test evaluates the
+sharpness every step). Those outputs are recorded in data/multipath_gd_exact.json (SHA-256 digests
+of the output bytes, exact bits for the edge cases; how they were made: its ``about``), so a
+change of any output bit fails here. The drawn inputs are recorded by digest too: if numpy's
+Generator ever draws other numbers, the test says so instead of reporting a kernel change.
+Reference: arXiv 2606.05219, Eqs. (54), (13).
 """
+
+import hashlib
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,147 +29,34 @@ from numba import njit  # after numerics (above)
 
 # isort: on
 
+RECORDED = json.loads((Path(__file__).parent / "data" / "multipath_gd_exact.json").read_text())
+REGENERATE = "the drawn inputs changed (numpy's Generator?): regenerate the record as data/multipath_gd_exact.json says"
 
-# ------------------------------------------------------------------ the plain forms (previous revision)
+
 @njit
 def _plain_pow(x, L):
     return x**L
-
-
-@njit
-def _plain_mode_sharpness(a, depths, r):
-    H = a.shape[0]
-    dmax = -np.inf
-    vsq = 0.0
-    other = -np.inf
-    for h in range(H):
-        L = depths[h]
-        if L >= 2:
-            p = a[h] ** (L - 2)
-            Dh = r * (L - 1) * p
-            if -r * p > other:
-                other = -r * p
-        else:
-            Dh = 0.0
-        if Dh > dmax:
-            dmax = Dh
-        v = a[h] ** (L - 1)
-        vsq += L * v * v
-    if vsq == 0.0:
-        top = dmax
-    else:
-        lo, hi = dmax, dmax + vsq
-        for _ in range(200):
-            mid = 0.5 * (lo + hi)
-            if mid <= lo or mid >= hi or hi - lo <= 4e-16 * abs(hi):
-                break
-            s = 0.0
-            for h in range(H):
-                L = depths[h]
-                Dh = r * (L - 1) * a[h] ** (L - 2) if L >= 2 else 0.0
-                v = a[h] ** (L - 1)
-                s += L * v * v / (mid - Dh)
-            if s > 1.0:
-                lo = mid
-            else:
-                hi = mid
-        top = hi
-    return top if top > other else other
-
-
-@njit
-def _plain_svs_gd(
-    a, lo, depths, sigma_star, etas, record_every, tol, tol_from, o_t, o_s, o_r, o_l, o_f, o_o, o_m, info
-):
-    H, d = a.shape
-    comp = lo.shape[0] == H
-    n = etas.shape[0]
-    r = np.empty(d)
-    col = np.empty(H)
-    k = 0
-    status = 0
-    t = 0
-    while True:
-        rmax = 0.0
-        for i in range(d):
-            s = -sigma_star[i]
-            for h in range(H):
-                L = depths[h]
-                s += a[h, i] ** L
-                if comp:
-                    s += L * a[h, i] ** (L - 1) * lo[h, i]
-            r[i] = s
-            if abs(s) > rmax:
-                rmax = abs(s)
-        conv = tol > 0.0 and rmax < tol and t >= tol_from
-        if conv and n > 0:
-            for i in range(d):
-                for h in range(H):
-                    col[h] = a[h, i]
-                if _plain_mode_sharpness(col, depths, r[i]) * etas[n - 1] > 2.0 * (1.0 + gd.STABLE_SLACK):
-                    conv = False
-        done = t == n or conv
-        if conv:
-            status = 1
-        if t % record_every == 0 or done:
-            o_t[k] = t
-            for i in range(d):
-                for h in range(H):
-                    o_s[k, h, i] = a[h, i] ** depths[h]
-                    col[h] = a[h, i]
-                o_r[k, i] = r[i]
-                o_l[k, i] = _plain_mode_sharpness(col, depths, r[i])
-            k += 1
-        if done:
-            break
-        eta = etas[t]
-        bad = False
-        for i in range(d):
-            if r[i] > 0.0 and o_o[i] < 0:
-                o_o[i] = t
-            for h in range(H):
-                L = depths[h]
-                g = a[h, i] ** (L - 1)
-                if comp:
-                    if L >= 2:
-                        g += (L - 1) * a[h, i] ** (L - 2) * lo[h, i]
-                    inc = -eta * r[i] * g
-                    x = a[h, i] + inc
-                    bb = x - a[h, i]
-                    e = (a[h, i] - (x - bb)) + (inc - bb)
-                    e += lo[h, i]
-                    y = x + e
-                    lo[h, i] = e - (y - x)
-                    x = y
-                else:
-                    x = a[h, i] - eta * r[i] * g
-                a[h, i] = x
-                if x <= 0.0 and o_f[i] < 0:
-                    o_f[i] = t + 1
-                if o_o[i] >= 0 and x < o_m[h, i]:
-                    o_m[h, i] = x
-                if not (abs(x) < 1e8):
-                    bad = True
-        t += 1
-        if bad:
-            status = 2
-            o_t[k] = t
-            for i in range(d):
-                for h in range(H):
-                    o_s[k, h, i] = a[h, i] ** depths[h]
-                o_r[k, i] = np.nan
-                o_l[k, i] = np.nan
-            k += 1
-            break
-    info[0] = t
-    info[1] = k
-    info[2] = status
 
 
 def _same(x, y) -> bool:
     """Same dtype, shape and bytes (so NaN positions and the sign of every zero agree)."""
     x, y = np.asarray(x), np.asarray(y)
     return x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes()
+
+
+def _digest(*arrays) -> str:
+    """SHA-256 of the arrays' dtypes, shapes and bytes: equal digests are :func:`_same` arrays."""
+    h = hashlib.sha256()
+    for x in arrays:
+        x = np.asarray(x)
+        h.update(f"{x.dtype.str}{x.shape};".encode())
+        h.update(x.tobytes())
+    return h.hexdigest()
+
+
+def _bits(x: float) -> str:
+    """The float64's 64 bits as 16 hex digits (exact, NaN payload and the sign of zero included)."""
+    return f"{int(np.float64(x).view(np.uint64)):016x}"
 
 
 # ------------------------------------------------------------------ powers
@@ -206,52 +101,77 @@ def _sharpness_cases(n: int, seed: int):
         yield np.ascontiguousarray(a, dtype=float), depths, float(r)
 
 
+SHARPNESS_EDGE = [
+    ([0.0, 0.0], [3, 3], 0.0),  # vsq = 0
+    ([0.0], [1], -1.0),
+    ([1e-30, 2.0], [5, 1], 1e30),  # max D + vsq rounds to max D
+    ([1e8, 0.5], [40, 3], 1.0),  # v^2 overflows: the plain bisection throughout
+    ([np.nan, 0.5], [3, 3], 0.0),
+    ([0.5, 0.5], [20, 20], 0.0),  # the balanced minimum: the root is the bracket's end
+]
+SHARPNESS_BLOCK = 1000  # cases per recorded digest (a mismatch names its block)
+
+
+def _sharpness_record(kernel) -> dict:
+    """What data/multipath_gd_exact.json records of a mode-sharpness kernel: digests of the 30,000 drawn
+    inputs and of the outputs per block of SHARPNESS_BLOCK cases, and the edge cases' exact bits."""
+    cases = list(_sharpness_cases(30_000, 15))
+    outs = np.array([kernel(a, depths, r) for a, depths, r in cases])
+    edge = [kernel(np.array(a), np.array(depths, dtype=np.int64), r) for a, depths, r in SHARPNESS_EDGE]
+    return {
+        "inputs": _digest(*(x for a, depths, r in cases for x in (a, depths, np.float64(r)))),
+        "blocks": [_digest(outs[j : j + SHARPNESS_BLOCK]) for j in range(0, outs.size, SHARPNESS_BLOCK)],
+        "edge": [{"value": repr(float(x)), "bits": _bits(x)} for x in edge],
+    }
+
+
 def test_mode_sharpness_is_the_plain_bisection_bit_for_bit():
-    n = 0
-    for a, depths, r in _sharpness_cases(30_000, 15):
-        got, want = gd._mode_sharpness(a, depths, r), _plain_mode_sharpness(a, depths, r)
-        assert _same(got, want), (a.tolist(), depths.tolist(), r, got, want)
-        n += 1
-    edge = [
-        ([0.0, 0.0], [3, 3], 0.0),  # vsq = 0
-        ([0.0], [1], -1.0),
-        ([1e-30, 2.0], [5, 1], 1e30),  # max D + vsq rounds to max D
-        ([1e8, 0.5], [40, 3], 1.0),  # v^2 overflows: the plain bisection throughout
-        ([np.nan, 0.5], [3, 3], 0.0),
-        ([0.5, 0.5], [20, 20], 0.0),  # the balanced minimum: the root is the bracket's end
-    ]
-    for a, depths, r in edge:
-        a, depths = np.array(a), np.array(depths, dtype=np.int64)
-        assert _same(gd._mode_sharpness(a, depths, r), _plain_mode_sharpness(a, depths, r)), (a, depths, r)
-    assert n == 30_000
+    got, want = _sharpness_record(gd._mode_sharpness), RECORDED["sharpness"]
+    assert got["inputs"] == want["inputs"], REGENERATE
+    assert len(got["blocks"]) == len(want["blocks"]) == 30
+    for j, (g, w) in enumerate(zip(got["blocks"], want["blocks"])):
+        assert g == w, f"cases {j * SHARPNESS_BLOCK}..{(j + 1) * SHARPNESS_BLOCK - 1} of _sharpness_cases(30_000, 15)"
+    for case, g, w in zip(SHARPNESS_EDGE, got["edge"], want["edge"]):
+        assert g["bits"] == w["bits"], (case, g, w)
 
 
 # ------------------------------------------------------------------ the mode recursion
-def _run_both(depths, sigma, etas, a0, record_every, tol, compensated):
+def _run(kernel, depths, sigma, etas, a0, record_every, tol, compensated):
+    """The kernel's outputs (a, lo, t, sigma, resid, sharp, flip, over, amin, info) on one setting."""
     L = np.array(depths, dtype=np.int64)
     sig = np.array(sigma, dtype=float)
     H, d = len(depths), len(sigma)
     n = etas.size
     changes = np.flatnonzero(etas != etas[-1]) if n else np.array([], dtype=np.int64)
     tol_from = int(changes[-1]) + 1 if changes.size else 0
-    results = []
-    for kernel in (gd._svs_gd, _plain_svs_gd):
-        cap = n // record_every + 3
-        outs = (
-            np.zeros(cap, dtype=np.int64),
-            np.zeros((cap, H, d)),
-            np.zeros((cap, d)),
-            np.zeros((cap, d)),
-            np.full(d, -1, dtype=np.int64),
-            np.full(d, -1, dtype=np.int64),
-            np.full((H, d), np.inf),
-            np.zeros(3, dtype=np.int64),
-        )
-        a = np.array(a0, dtype=float).reshape(H, d)
-        lo = np.zeros((H, d) if compensated else (0, 0))
-        kernel(a, lo, L, sig, etas, record_every, tol, tol_from, *outs)
-        results.append((a, lo, *outs))
-    return results
+    cap = n // record_every + 3
+    outs = (
+        np.zeros(cap, dtype=np.int64),
+        np.zeros((cap, H, d)),
+        np.zeros((cap, d)),
+        np.zeros((cap, d)),
+        np.full(d, -1, dtype=np.int64),
+        np.full(d, -1, dtype=np.int64),
+        np.full((H, d), np.inf),
+        np.zeros(3, dtype=np.int64),
+    )
+    a = np.array(a0, dtype=float).reshape(H, d)
+    lo = np.zeros((H, d) if compensated else (0, 0))
+    kernel(a, lo, L, sig, etas, record_every, tol, tol_from, *outs)
+    return (a, lo, *outs)
+
+
+def _setting_arrays(depths, sigma, etas, a0, record_every, tol, compensated) -> tuple:
+    """A setting of :func:`_random_settings` as arrays (for the digest of the drawn inputs)."""
+    return (
+        np.array(depths, dtype=np.int64),
+        np.array(sigma, dtype=float),
+        etas,
+        np.asarray(a0, dtype=float),
+        np.int64(record_every),
+        np.float64(tol),
+        np.bool_(compensated),
+    )
 
 
 def _random_settings(n: int, seed: int):
@@ -272,29 +192,59 @@ def _random_settings(n: int, seed: int):
         yield depths, sigma, etas, a0, int(rng.choice([1, 7, 21, max(1, steps)])), [0.0, 1e-12, 1e-6][k % 3], k % 2 == 0
 
 
+def _recursion_record(kernel, seed: int) -> tuple[dict, list]:
+    """(what data/multipath_gd_exact.json records of a mode-recursion kernel on _random_settings(60, seed):
+    the digest of every setting and of each run's outputs, the outputs)."""
+    settings = list(_random_settings(60, seed))
+    runs = [_run(kernel, *s) for s in settings]
+    inputs = _digest(*(x for s in settings for x in _setting_arrays(*s)))
+    return {"inputs": inputs, "runs": [_digest(*r) for r in runs]}, runs
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_mode_recursion_is_the_plain_kernel_bit_for_bit(seed):
-    statuses = set()
-    for setting in _random_settings(60, seed):
-        new, plain = _run_both(*setting)
-        for x, y in zip(new, plain):
-            assert _same(x, y), setting
-        statuses.add(int(new[-1][2]))
-    assert statuses == {0, 1, 2}  # runs that stop at tol, that run out and that diverge are all among them
+    got, runs = _recursion_record(gd._svs_gd, seed)
+    want = RECORDED["recursion"][str(seed)]
+    assert got["inputs"] == want["inputs"], REGENERATE
+    assert len(got["runs"]) == len(want["runs"]) == 60
+    for k, (g, w) in enumerate(zip(got["runs"], want["runs"])):
+        assert g == w, f"setting {k} of _random_settings(60, {seed})"
+    assert {int(r[-1][2]) for r in runs} == {0, 1, 2}  # runs that stop at tol, that run out and that diverge
+
+
+def _held_record(kernel) -> tuple[dict, dict]:
+    """The warm-up in plain float64 and compensated (MP-sim.6.warmup): (digests of both runs' outputs, the runs)."""
+    H, L = 4, 5
+    eta = 0.5 * (float(nw.gamma_wcr(L, 15)) + 2 * H ** (1 - 2 / L)) / L
+    sched = gd.warmup_schedule(eta, 200_000, 0, 100_000, 0.5 / L)
+    a0 = ((1e-2 * 0.9 ** np.arange(H)) ** (1 / L))[:, None]
+    runs = {c: _run(kernel, [L] * H, [1.0], sched, a0, 1000, 1e-12, c) for c in (False, True)}
+    return {"plain": _digest(*runs[False]), "compensated": _digest(*runs[True])}, runs
 
 
 def test_held_at_an_unstable_minimum_is_the_plain_kernel_bit_for_bit():
     """The warm-up in plain float64 (MP-sim.6.warmup): frozen at an unstable minimum with |r| < tol, where
     the stop test's sharpness is kept instead of recomputed; the compensated run re-balances and stops."""
-    H, L = 4, 5
-    eta = 0.5 * (float(nw.gamma_wcr(L, 15)) + 2 * H ** (1 - 2 / L)) / L
-    n = 200_000
-    sched = gd.warmup_schedule(eta, n, 0, 100_000, 0.5 / L)
-    a0 = ((1e-2 * 0.9 ** np.arange(H)) ** (1 / L))[:, None]
-    for compensated, status in ((False, gd.STATUS_STEPS), (True, gd.STATUS_CONVERGED)):
-        new, plain = _run_both([L] * H, [1.0], sched, a0, 1000, 1e-12, compensated)
-        assert all(_same(x, y) for x, y in zip(new, plain))
-        assert new[-1][2] == status
+    got, runs = _held_record(gd._svs_gd)
+    assert got == RECORDED["held"]
+    assert runs[False][-1][2] == gd.STATUS_STEPS and runs[True][-1][2] == gd.STATUS_CONVERGED
+
+
+STOP_TEST_STARTS = ((1e-3, gd.STATUS_CONVERGED), (1e-2, gd.STATUS_STEPS))  # (sigma_2, status)
+
+
+def _stop_test_run(kernel, s2: float, compensated: bool):
+    L, eta, n = 5, 2.5 / 5, 20_000
+    a0 = [[(1 - s2) ** (1 / L)], [s2 ** (1 / L)]]
+    return _run(kernel, [L, L], [1.0], np.full(n, eta), a0, 1, 1e-12, compensated)
+
+
+def _stop_test_record(kernel) -> dict:
+    return {
+        f"{s2!r}/{'compensated' if c else 'plain'}": _digest(*_stop_test_run(kernel, s2, c))
+        for s2, _ in STOP_TEST_STARTS
+        for c in (True, False)
+    }
 
 
 @pytest.mark.parametrize("compensated", [True, False])
@@ -303,11 +253,10 @@ def test_stop_test_is_redone_when_a_run_leaves_an_unstable_minimum(compensated):
     lambda eta/2 = 1.25 (unstable). GD leaves it and re-balances, stopping at ~2345 steps on the stability
     boundary; a stop test that kept its first outcome would never stop. From sigma = (0.99, 0.01) both arithmetics
     are held at such a point (the kept outcome is reused every step)."""
-    L, eta = 5, 2.5 / 5
-    for s2, n, status in ((1e-3, 20_000, gd.STATUS_CONVERGED), (1e-2, 20_000, gd.STATUS_STEPS)):
-        a0 = [[(1 - s2) ** (1 / L)], [s2 ** (1 / L)]]
-        new, plain = _run_both([L, L], [1.0], np.full(n, eta), a0, 1, 1e-12, compensated)
-        assert all(_same(x, y) for x, y in zip(new, plain))
+    eta, n = 2.5 / 5, 20_000
+    for s2, status in STOP_TEST_STARTS:
+        new = _stop_test_run(gd._svs_gd, s2, compensated)
+        assert _digest(*new) == RECORDED["stop_test"][f"{s2!r}/{'compensated' if compensated else 'plain'}"]
         steps, k = int(new[-1][0]), int(new[-1][1])
         r, lam = new[4][:k, 0], new[5][:k, 0]
         assert abs(r[0]) < 1e-12 and lam[0] * eta / 2 > 1.2  # the stop test is met at an unstable point at t = 0

@@ -77,17 +77,7 @@ def _poly(R: PolyRing, expr) -> PolyElement:
         if i is not None:
             return gens[i]
         if e.is_Add:
-            acc: dict = {}
-            for a in e.args:
-                for m, c in rebuild(a).items():
-                    v = acc.get(m, QQ.zero) + c
-                    if v:
-                        acc[m] = v
-                    else:
-                        acc.pop(m, None)
-            out = R.zero
-            out.update(acc)
-            return out
+            return _sum(R, (rebuild(a) for a in e.args))
         if e.is_Mul:
             out = R.one
             for a in e.args:
@@ -107,8 +97,8 @@ def _compose(p: PolyElement, values: Mapping[int, PolyElement]) -> PolyElement:
     R = p.ring
     idx = sorted(values)
     powers: dict = {}
-    acc: dict = {}
-    for monom, coeff in p.items():
+
+    def image(monom, coeff) -> PolyElement:
         rest = list(monom)
         term = R.one
         for i in idx:
@@ -119,16 +109,9 @@ def _compose(p: PolyElement, values: Mapping[int, PolyElement]) -> PolyElement:
                 if key not in powers:
                     powers[key] = values[i] ** k
                 term = term * powers[key]
-        term = term.mul_term((tuple(rest), coeff))
-        for m, c in term.items():
-            v = acc.get(m, QQ.zero) + c
-            if v:
-                acc[m] = v
-            else:
-                acc.pop(m, None)
-    out = R.zero
-    out.update(acc)
-    return out
+        return term.mul_term((tuple(rest), coeff))
+
+    return _sum(R, (image(monom, coeff) for monom, coeff in p.items()))
 
 
 def _sum(R: PolyRing, polys) -> PolyElement:
@@ -166,6 +149,40 @@ def _pairing_poly(H: Sequence[Sequence[PolyElement]], ds: Iterable[Sequence[Poly
     """sum_k d_k^T H d_k (= <H, Sigma> for Sigma = sum_k d_k d_k^T) for ring elements H[i][j], d_k[i]."""
     n = len(H)
     return _sum(H[0][0].ring, (d[i] * H[i][j] * d[j] for d in ds for i in range(n) for j in range(n) if d[i] and d[j]))
+
+
+def pairing(H: sp.Matrix, deltas: Iterable[tuple[sp.Matrix, sp.Matrix]]) -> sp.Expr:
+    """<H, Sigma> = sum_k delta_k^T H delta_k for Sigma = sum_k delta_k delta_k^T, delta_k = vec(dU_k, dV_k), expanded.
+
+    >>> u, v, a, b = sp.symbols('u v a b', real=True)
+    >>> pairing(hessian((u * v - 1)**2 / 2, (u, v)), [(sp.Matrix([[a]]), sp.Matrix([[b]]))])
+    a**2*v**2 + 4*a*b*u*v - 2*a*b + b**2*u**2
+    """
+    vecs = [vec(dU, dV) for dU, dV in deltas]
+    try:
+        R = _ring(H, *vecs)
+        Hp = [[_poly(R, H[i, j]) for j in range(H.shape[1])] for i in range(H.shape[0])]
+        ds = [[_poly(R, x) for x in d] for d in vecs]
+    except _NotPolynomial:
+        total = sp.Integer(0)
+        for d in vecs:
+            total += (d.T * H * d)[0]
+        return sp.expand(total)
+    return _pairing_poly(Hp, ds).as_expr()
+
+
+def _loss_pairing(
+    loss: sp.Expr, theta: Sequence[sp.Basic], deltas: Iterable[tuple[sp.Matrix, sp.Matrix]], *extra
+) -> tuple[PolyRing, list[PolyElement], PolyElement]:
+    """(R, theta as generators of R, <H, Sigma>) for the Hessian H of a polynomial ``loss`` in ``theta``.
+
+    R: the ring over Q in the symbols of ``loss``, ``theta``, the samples and ``extra``; Sigma as in :func:`pairing`.
+    """
+    vecs = [vec(dU, dV) for dU, dV in deltas]
+    R = _ring(loss, theta, *vecs, *extra)
+    gens = [_poly(R, t) for t in theta]
+    H = _hessian_poly(_poly(R, loss), gens)
+    return R, gens, _pairing_poly(H, [[_poly(R, x) for x in d] for d in vecs])
 
 
 def _expand(expr) -> sp.Expr:

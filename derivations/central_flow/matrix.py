@@ -46,8 +46,7 @@ from .laws import (
     _expand_matrix,
     _hessian_poly,
     _JetRing,
-    _NotPolynomial,
-    _pairing_poly,
+    _loss_pairing,
     _poly,
     _ring,
     _sum,
@@ -100,27 +99,6 @@ def dphi(U: sp.Matrix, V: sp.Matrix, dU: sp.Matrix, dV: sp.Matrix) -> sp.Matrix:
     return dU * V.T + U * dV.T
 
 
-def pairing(H: sp.Matrix, deltas: Iterable[tuple[sp.Matrix, sp.Matrix]]) -> sp.Expr:
-    """<H, Sigma> = sum_k delta_k^T H delta_k for Sigma = sum_k delta_k delta_k^T, expanded.
-
-    >>> from derivations.central_flow.laws import hessian
-    >>> U, V, Y = mf_symbols(1, 1, 1); (dU, dV), = samples(1, 1, 1, 1)
-    >>> pairing(hessian(loss(U, V, Y), vec(U, V)), [(dU, dV)])
-    U_0_0**2*dV0_0_0**2 + 4*U_0_0*V_0_0*dU0_0_0*dV0_0_0 + V_0_0**2*dU0_0_0**2 - 2*Y_0_0*dU0_0_0*dV0_0_0
-    """
-    vecs = [vec(dU, dV) for dU, dV in deltas]
-    try:
-        R = _ring(H, *vecs)
-        Hp = [[_poly(R, H[i, j]) for j in range(H.shape[1])] for i in range(H.shape[0])]
-        ds = [[_poly(R, x) for x in d] for d in vecs]
-    except _NotPolynomial:
-        total = sp.Integer(0)
-        for d in vecs:
-            total += (d.T * H * d)[0]
-        return sp.expand(total)
-    return _pairing_poly(Hp, ds).as_expr()
-
-
 def contractions(U: sp.Matrix, V: sp.Matrix, deltas: Iterable[tuple[sp.Matrix, sp.Matrix]]) -> dict[str, sp.Matrix]:
     """P_U, P_V, R_U, R_V, N, N' (Appendix C; N, N' as reconstructed in the module docstring)."""
     r = U.shape[1]
@@ -165,12 +143,7 @@ def drift_identity(n: int, m: int, r: int, K: int = 2) -> tuple[sp.Expr, sp.Expr
     """
     U, V, Y, A, theta, delta = along_symmetry(n, m, r)
     deltas = samples(n, m, r, K)
-    vecs = [vec(dU, dV) for dU, dV in deltas]
-    L = loss(U, V, Y)
-    R = _ring(L, theta, delta, *vecs)
-    gens = [_poly(R, t) for t in theta]
-    H = _hessian_poly(_poly(R, L), gens)
-    pair = _pairing_poly(H, [[_poly(R, x) for x in d] for d in vecs])
+    R, gens, pair = _loss_pairing(loss(U, V, Y), theta, deltas, delta)
     ours = _directional_poly(pair, gens, [_poly(R, d) for d in delta]).as_expr()
     paper = _expand((A * breaking_matrix(U, V, deltas)).trace())
     return ours, paper

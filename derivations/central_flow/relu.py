@@ -40,8 +40,8 @@ from .laws import (
     _expand,
     _expand_matrix,
     _hessian_poly,
+    _loss_pairing,
     _NotPolynomial,
-    _pairing_poly,
     _poly,
     _ring,
     _sum,
@@ -121,29 +121,9 @@ def project_diag(B: sp.Matrix) -> sp.Matrix:
     return sp.diag(*[B[j, j] for j in range(B.shape[0])])
 
 
-def _pairing(H, deltas) -> sp.Expr:
-    vecs = [vec(dU, dV) for dU, dV in deltas]
-    try:
-        R = _ring(H, *vecs)
-        Hp = [[_poly(R, H[i, j]) for j in range(H.shape[1])] for i in range(H.shape[0])]
-        ds = [[_poly(R, x) for x in d] for d in vecs]
-    except _NotPolynomial:
-        total = sp.Integer(0)
-        for dv in vecs:
-            total += (dv.T * H * dv)[0]
-        return sp.expand(total)
-    return _pairing_poly(Hp, ds).as_expr()
-
-
 def _region_ring(U, V, X, Y, gates, deltas, *extra):
-    """(R, theta generators, Hessian of the region loss, <H, Sigma>) in one polynomial ring over Q."""
-    theta = list(vec(U, V))
-    vecs = [vec(dU, dV) for dU, dV in deltas]
-    L = region_loss(U, V, X, Y, gates)
-    R = _ring(L, theta, *vecs, [eta], *extra)
-    gens = [_poly(R, t) for t in theta]
-    H = _hessian_poly(_poly(R, L), gens)
-    return R, gens, _pairing_poly(H, [[_poly(R, x) for x in d] for d in vecs])
+    """(R, theta generators, <H, Sigma> of the region loss) in one polynomial ring over Q."""
+    return _loss_pairing(region_loss(U, V, X, Y, gates), list(vec(U, V)), deltas, [eta], *extra)
 
 
 @cache

@@ -103,6 +103,15 @@ def _powers(x, L):
 
 
 @njit(cache=True)
+def _secular_sum(num, D, x):
+    """sum_h num_h / (x - D_h), added in h order (the secular sum of :func:`_mode_sharpness`)."""
+    s = 0.0
+    for h in range(num.shape[0]):
+        s += num[h] / (x - D[h])
+    return s
+
+
+@njit(cache=True)
 def _mode_sharpness(a, depths, r):
     """Top Hessian eigenvalue of (1/2)(sum_h prod_l w_hl - sigma)^2 at balanced w_hl = a_h, residual r.
 
@@ -146,9 +155,7 @@ def _mode_sharpness(a, depths, r):
         if finite and lo < hi < np.inf:
             x = hi  # every x here is > max D, so no x - D_h is 0
             for _ in range(_NEWTON):
-                s = 0.0
-                for h in range(H):
-                    s += num[h] / (x - D[h])
+                s = _secular_sum(num, D, x)
                 if s > 1.0:
                     kl = x
                 else:
@@ -184,14 +191,10 @@ def _mode_sharpness(a, depths, r):
                 lo = mid
             elif mid >= kh:
                 hi = mid
+            elif _secular_sum(num, D, mid) > 1.0:
+                lo = mid
             else:
-                s = 0.0
-                for h in range(H):
-                    s += num[h] / (mid - D[h])
-                if s > 1.0:
-                    lo = mid
-                else:
-                    hi = mid
+                hi = mid
         top = hi
     return top if top > other else other
 

@@ -197,7 +197,7 @@ def _drift_functional(U, V, Y, deltas, r):
     Us, Vs, Ys = M.mf_symbols(U.shape[0], V.shape[0], r)
     theta = list(laws.vec(Us, Vs))
     H = laws.hessian(M.loss(Us, Vs, Ys), theta)
-    pair = M.pairing(H, deltas)
+    pair = laws.pairing(H, deltas)
     point = {**dict(zip(Us, U)), **dict(zip(Vs, V)), **dict(zip(Ys, Y))}
     vals = {}
     for i in range(r):
@@ -249,8 +249,8 @@ def test_no_breaking_when_balanced(audit):
     H = laws.hessian(M.loss(Us, Vs, Ys), theta)
     on_balance = dict(zip(Vs, Us))
     # differentiate along Delta_A first, then evaluate at V = U
-    rate = sp.expand(laws.directional(M.pairing(H, balanced), theta, laws.generator(Us, Vs, A)).subs(on_balance))
-    unbalanced = sp.expand(laws.directional(M.pairing(H, deltas), theta, laws.generator(Us, Vs, A)).subs(on_balance))
+    rate = sp.expand(laws.directional(laws.pairing(H, balanced), theta, laws.generator(Us, Vs, A)).subs(on_balance))
+    unbalanced = sp.expand(laws.directional(laws.pairing(H, deltas), theta, laws.generator(Us, Vs, A)).subs(on_balance))
     c = M.contractions(Us, Us, balanced)
     conds = [_zero(c["P_U"] - c["P_V"]), _zero(c["R_U"] - c["R_V"]), _zero(c["N"] - c["N'"])]
     audit.ours(f"conditions hold: {conds}; D_Delta_A <H, Sigma> at the balanced configuration = {rate}")

@@ -209,7 +209,7 @@ def test_surviving_combinations(audit):
     data = {**dict(zip(X, rat(N, d))), **dict(zip(Y, rat(N, n)))}
     deltas = [(rat(n, r), rat(d, r)) for _ in range(2)]
     point = dict(zip(theta, rat(len(theta), 1)))
-    pair = R._pairing(laws.hessian(R.region_loss(U, V, X, Y, gates).subs(data), theta), deltas)
+    pair = laws.pairing(laws.hessian(R.region_loss(U, V, X, Y, gates).subs(data), theta), deltas)
     grads = [laws.gradient((U[:, j].T * U[:, j])[0] - (V[:, j].T * V[:, j])[0], theta) for j in range(r)]
     # b_j from the Hessian: h_j' = -(eta/2) D_{grad h_j} <H, Sigma> = -eta b_j
     b = sp.Matrix([[sp.Rational(1, 2) * laws.directional(pair, theta, g).subs(point) for g in grads]])
