@@ -110,18 +110,6 @@ def _old_diagonal(g, Ct):
     return np.diag(SPEC.oscillation_variances(g, np.stack([Ct[:, a, a] for a in range(k)])))
 
 
-def _model_cab(model, theta, Q):
-    k = Q.shape[1]
-    C = {}
-    for a in range(k):
-        C[(a, a)] = model.curvature_grad(theta, Q[:, a])
-        for b in range(a):
-            C[(b, a)] = 0.25 * (
-                model.curvature_grad(theta, Q[:, a] + Q[:, b]) - model.curvature_grad(theta, Q[:, a] - Q[:, b])
-            )
-    return C
-
-
 # --- k = 1: the closed form, bit for bit -------------------------------------------------------------------------
 
 
@@ -218,7 +206,7 @@ def test_degenerate_pair_with_one_silent_direction_is_basis_free(angle):
     """The review's case: a basis rotated by 0.3 or 0.9 rad changed the old Sigma (by 3e-2, 2e-1), broke stability."""
     model, theta, Q0, ref = _equal_sharpness_product()
     Q = Q0 @ _rotation(2, angle)
-    g, C = model.grad(theta), _model_cab(model, theta, Q)
+    g, C = model.grad(theta), SPEC.curvature_pairs(model, theta, Q)
     X, info = SPEC.solve_sdcp(g, C, 2)
     # the blocks decouple (c_01 = 0 in the block basis): the exact solution is the k = 1 closed form of block 1,
     # s1 q1 q1^T; the roundings of the rotation (polarisation) and of Q X Q^T are a few eps |ref| each, the
@@ -279,7 +267,7 @@ def test_matrix_factorisation_cases_where_the_diagonal_nnls_broke_stability(seed
     model = models.mf_model(rng.normal(size=(2, 2)), 2)
     theta = rng.normal(size=8)
     _, Q = SPEC.critical_directions(model, theta, 2)
-    g, C = model.grad(theta), _model_cab(model, theta, Q)
+    g, C = model.grad(theta), SPEC.curvature_pairs(model, theta, Q)
     Ct = SPEC._ctensor(C, 2)
     old = _old_diagonal(g, Ct)
     assert np.linalg.eigvalsh(_G(g, Ct, old))[0] < -0.4  # -M'/eta had a negative eigenvalue (-0.47, -1.06)

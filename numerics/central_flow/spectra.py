@@ -68,6 +68,7 @@ __all__ = [
     "sdcp_certificate",
     "SigmaCertificateError",
     "central_flow_velocity",
+    "curvature_pairs",
     "CERT_SAFETY",
     "SDCP_MAX_ITER",
 ]
@@ -567,20 +568,36 @@ def central_flow_velocity(model: Model, theta: ArrayLike, eta: float, k: int = 1
     return _cf_velocity(model, theta, eta, k)
 
 
-def _cf_velocity(
-    model: Model, theta: np.ndarray, eta: float, k: int, gates: np.ndarray | None = None
-) -> dict[str, np.ndarray]:
-    lam, Q = critical_directions(model, theta, k, gates)
-    g = model.grad(theta, gates)
+def curvature_pairs(
+    model: Model, theta: np.ndarray, Q: np.ndarray, gates: np.ndarray | None = None
+) -> dict[tuple[int, int], np.ndarray]:
+    """c_ab = grad_theta (q_a^T H q_b) for the columns q_a of ``Q``, keys (a, b) with a <= b.
+
+    The diagonal from the model's curvature gradients, the off-diagonal by polarisation:
+    q_a^T H q_b = ((q_a + q_b)^T H (q_a + q_b) - (q_a - q_b)^T H (q_a - q_b)) / 4.
+
+    >>> from numerics.central_flow.models import scalar_model
+    >>> C = curvature_pairs(scalar_model(1.0), np.array([1.0, 2.0]), np.eye(2))
+    >>> sorted(C)
+    [(0, 0), (0, 1), (1, 1)]
+    """
     Cab: dict[tuple[int, int], np.ndarray] = {}
-    for a in range(k):
+    for a in range(Q.shape[1]):
         Cab[(a, a)] = model.curvature_grad(theta, Q[:, a], gates)
-        # polarisation: q_b^T H q_a = ((q_a + q_b)^T H (q_a + q_b) - (q_a - q_b)^T H (q_a - q_b)) / 4
         for b in range(a):
             Cab[(b, a)] = 0.25 * (
                 model.curvature_grad(theta, Q[:, a] + Q[:, b], gates)
                 - model.curvature_grad(theta, Q[:, a] - Q[:, b], gates)
             )
+    return Cab
+
+
+def _cf_velocity(
+    model: Model, theta: np.ndarray, eta: float, k: int, gates: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
+    lam, Q = critical_directions(model, theta, k, gates)
+    g = model.grad(theta, gates)
+    Cab = curvature_pairs(model, theta, Q, gates)
     try:
         X = oscillation_covariance(g, Cab, k)
     except SigmaCertificateError as err:

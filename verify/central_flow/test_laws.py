@@ -578,19 +578,6 @@ def _k2_reference(units, D):
     return ref
 
 
-def _k2_cab(model, theta, Q):
-    """c_ab = grad_theta (q_a^T H q_b) from the model's curvature gradients (c_ab by polarisation)."""
-    k = Q.shape[1]
-    C = {}
-    for a in range(k):
-        C[(a, a)] = model.curvature_grad(theta, Q[:, a])
-        for b in range(a):
-            C[(b, a)] = 0.25 * (
-                model.curvature_grad(theta, Q[:, a] + Q[:, b]) - model.curvature_grad(theta, Q[:, a] - Q[:, b])
-            )
-    return C
-
-
 @claim("CF-3.collapse", reading=K2_READING)
 def test_covariance_several_critical_directions(audit):
     from numerics.central_flow import laws as CL
@@ -603,7 +590,7 @@ def test_covariance_several_critical_directions(audit):
         lam = np.linalg.eigvalsh(model.hessian(theta))[::-1] * eta / 2
         _, Q = SPEC.critical_directions(model, theta, 2)
         g = model.grad(theta)
-        C = _k2_cab(model, theta, Q)
+        C = SPEC.curvature_pairs(model, theta, Q)
         X, info = SPEC.solve_sdcp(g, C, 2)
         # the certificate recomputed here (another summation order: twice the library's tolerances)
         Ct = np.zeros((theta.size, 2, 2))
@@ -616,7 +603,7 @@ def test_covariance_several_critical_directions(audit):
         sigma_err = [float(np.abs(Q @ X @ Q.T - ref).max()) / (eps * scale)]
         for ang in K2_ANGLES:
             R = np.array([[math.cos(ang), -math.sin(ang)], [math.sin(ang), math.cos(ang)]])
-            Xr, info_r = SPEC.solve_sdcp(g, _k2_cab(model, theta, Q @ R), 2)
+            Xr, info_r = SPEC.solve_sdcp(g, SPEC.curvature_pairs(model, theta, Q @ R), 2)
             assert info_r["ok"]
             sigma_err.append(float(np.abs((Q @ R) @ Xr @ (Q @ R).T - ref).max()) / (eps * scale))
         out = SPEC.central_flow_velocity(model, theta, eta, k=2)  # the library's own path (its basis, its c_ab)
