@@ -2087,8 +2087,8 @@ def test_fig4_laws_gf_across(audit, results):
     audit.ours(dh, 3, label="GF max_t,j |h_j(t) - h_j(0)| / |theta0|^2 in those runs")
     audit.tolerance(
         GF_TOL,
-        "GF keeps a law to the solver's accuracy, as inside one region (GF_TOL): DOP853 at rtol 1e-12 over T = 60 "
-        "steps, restarted at each gate event from the event's located state (itself to solver accuracy), dense-output "
+        "GF keeps a law to the solver's accuracy, as inside one region (GF_TOL): DOP853 at rtol 1e-12 over T = 60 time "
+        "units, restarted at each gate event from the event's located state (itself to solver accuracy), dense-output "
         "samples; measured against |theta0|^2 because the solver controls the whole state's error",
         label="GF across boundaries",
     )
